@@ -1,0 +1,45 @@
+import { envName } from './load.js';
+import { CONFIG_SCHEMA, ENV_SHORTCUTS, type SectionName } from './schema.js';
+import type { Setting } from './setting.js';
+
+/** Renders `docs/configuration.md` from the schema, so the doc cannot drift from the code. */
+export function renderConfigDocs(): string {
+  const lines = [
+    '# Configuration',
+    '',
+    '<!-- Generated from src/config/schema.ts by `npm run docs:config`; edit the schema, not this file. -->',
+    '',
+    'Sources, later wins: built-in defaults, the TOML file (`--config FILE`, or `SVC_CONFIG`, or `./svc.toml` if present),',
+    'the environment (`SVC_<SECTION>_<KEY>`), command-line flags (`--section.key=value`).',
+    'An invalid or unknown setting stops the server at start with a message naming the key.',
+    '',
+    'Durations take `500ms`, `30s`, `5m`, `1h`, `30d` or a number of milliseconds; sizes take `512MB`, `64KiB` or a number of bytes;',
+    'CPU takes `100m` (millicores) or a number of cores. Port 0 binds an ephemeral port.',
+    '',
+    '## Shortcuts',
+    '',
+    '| variable | sets |',
+    '|---|---|',
+    ...Object.entries(ENV_SHORTCUTS).map(([name, [section, key]]) => `| \`${name}\` | \`${section}.${key}\` |`),
+    '',
+    'Where a shortcut and the full variable are both set, the full variable wins.',
+    '',
+    '```toml',
+    '# svc.toml',
+    '[server]',
+    'http_addr = "127.0.0.1:8080"',
+    '',
+    '[runtime]',
+    'execution_timeout = "2s"',
+    'max_module_size = "10MiB"',
+    '```',
+  ];
+  for (const [section, settings] of Object.entries(CONFIG_SCHEMA) as Array<[SectionName, Record<string, Setting<unknown>>]>) {
+    lines.push('', `## [${section}]`, '', '| key | environment | type | default | meaning |', '|---|---|---|---|---|');
+    for (const [key, setting] of Object.entries(settings)) {
+      const shown = setting.format(setting.default);
+      lines.push(`| \`${key}\` | \`${envName(section, key)}\` | ${setting.kind} | ${shown === '' ? '(empty)' : `\`${shown}\``} | ${setting.doc} |`);
+    }
+  }
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,95 @@
+import { address, bool, cpu, duration, int, list, oneOf, ratio, size, table, text, type Setting } from './setting.js';
+
+/**
+ * Every setting of the server, with its default and its doc. This is the only
+ * place a setting is defined: the loader, the environment names
+ * (`SVC_<SECTION>_<KEY>`) and `docs/configuration.md` are derived from it.
+ * Defaults are the reference values of the limits table.
+ */
+export const CONFIG_SCHEMA = {
+  server: {
+    http_addr: address('127.0.0.1:8080', 'REST gateway, WebSocket streams, API docs, /health and /ready. Shortcut: SVC_HTTP_ADDR.'),
+    grpc_addr: address('127.0.0.1:50051', 'gRPC management API with reflection. Shortcut: SVC_GRPC_ADDR.'),
+    metrics_addr: address('127.0.0.1:9090', 'Prometheus metrics listener (GET /metrics). Shortcut: SVC_METRICS_ADDR.'),
+    max_connections: int(10_000, 'Open connections accepted per listener; further connections are refused.', 1),
+    connection_timeout: duration('30s', 'Time a new connection may take to send its first request.'),
+    request_timeout: duration('60s', 'Longest time one request may take before it fails with DEADLINE_EXCEEDED.'),
+    keepalive_timeout: duration('60s', 'Idle time after which a kept-alive connection is closed.'),
+    rate_limit_enabled: bool(true, 'Limit requests per client.'),
+    rate_limit_per_second: int(1_000, 'Sustained requests per second per client.', 1),
+    rate_limit_burst: int(2_000, 'Requests a client may send at once above the sustained rate.', 1),
+  },
+  runtime: {
+    max_agents: int(10_000, 'Agents one instance hosts; deploys past it fail with RESOURCE_EXHAUSTED.', 1),
+    max_concurrent_executions: int(1_000, 'Executions queued or running across the executor pool at once.', 1),
+    executor_workers: int(0, 'Worker threads hosting agent instances; 0 means one per core.', 0, 256),
+    wasm_memory_limit: size('4GiB', 'Linear memory of all agents together; instantiation and memory.grow past it fail.'),
+    wasm_stack_limit: size('1MiB', 'Native stack of each executor worker, which bounds agent recursion depth.'),
+    max_stack_size: size('8MiB', 'Upper bound accepted for wasm_stack_limit.'),
+    execution_timeout: duration('30s', 'Wall-clock limit of one execution; the watchdog stops the worker past it.'),
+    agent_idle_timeout: duration('300s', 'Idle time after which an agent hibernates (instance released, state kept).'),
+    agent_startup_timeout: duration('10s', 'Limit for instantiation plus _initialize/_start.'),
+    agent_shutdown_timeout: duration('5s', 'Time an undeployed agent has to finish its execution before it is cut.'),
+    max_memory_pages: int(1024, 'Largest memory maximum an agent module may declare, in 64 KiB pages.', 1, 65536),
+    lower_memory_maximum: bool(false, 'Lower a missing or too-large memory maximum to the limit instead of rejecting the module.'),
+    max_execution_time: duration('30s', 'Upper bound accepted for execution_timeout.'),
+    fuel_per_execution: int(10_000_000_000, 'Fuel units for one execution (about one unit per WebAssembly instruction).', 1_000),
+    cpu_quota_per_agent: cpu('100m', 'CPU one agent may use over a sliding window; over it, executions are delayed.'),
+    max_file_descriptors: int(3, 'Descriptors an agent sees: fd 0 (input), 1 (messages) and 2 (log); fixed by the ABI.', 3, 3),
+    max_network_connections: int(0, 'Network connections an agent may open; the ABI has no network calls.', 0, 0),
+    max_disk_io_bytes: size('1MiB', 'Bytes an agent may write (fd 1 and fd 2) in one execution; past it the execution fails.'),
+    max_output_messages: int(100, 'Messages an agent may send in one execution; past it the execution fails.', 1),
+    max_threads_per_agent: int(1, 'Threads an agent runs on; the ABI forbids threads.', 1, 1),
+    max_spawned_processes: int(0, 'Processes an agent may spawn; the ABI has no such call.', 0, 0),
+    max_module_size: size('10MiB', 'Largest agent module accepted at deploy; larger is PAYLOAD_TOO_LARGE.'),
+  },
+  security: {
+    auth_enabled: bool(false, 'Require authentication on the management API.'),
+  },
+  observability: {
+    log_level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const, 'info', 'Lowest level written to the log.'),
+    format: oneOf(['json', 'pretty'] as const, 'json', 'Log format: bunyan JSON lines or human-readable text.'),
+    include_trace_id: bool(true, 'Add trace_id to log lines written inside a trace.'),
+    include_span_id: bool(false, 'Add span_id to log lines written inside a trace.'),
+    debug_sample_rate: ratio(1, 'Fraction of debug lines written when log_level is debug.'),
+    enable_tracing: bool(false, 'Export OpenTelemetry traces.'),
+    enable_metrics: bool(true, 'Serve Prometheus metrics on the metrics listener.'),
+    enable_logging: bool(true, 'Write log lines.'),
+    otlp_endpoint: text('', 'OTLP collector endpoint (http://host:4318 or grpc://host:4317); empty disables export.'),
+    otlp_timeout: duration('10s', 'Timeout of one OTLP export.'),
+    otlp_headers: table('Headers sent with OTLP exports (k=v,k2=v2).'),
+    trace_sample_rate: ratio(0.1, 'Fraction of root traces sampled.'),
+    metrics_export_interval: duration('60s', 'Interval of OTLP metric exports.'),
+    service_name: text('svc', 'service.name resource attribute.'),
+    service_version: text('', 'service.version resource attribute; empty means the package version.'),
+    deployment_environment: text('development', 'deployment.environment resource attribute.'),
+  },
+  cluster: {
+    addr: address('', 'Gossip bind address (host:port); empty runs a single node. Env: SVC_CLUSTER_ADDR.', true),
+    seeds: list([], 'Addresses of nodes to join at start. Env: SVC_CLUSTER_SEEDS (comma-separated).'),
+    node_id: text('', 'This node\'s id; empty means one is generated and kept in the data directory.'),
+  },
+  storage: {
+    data_dir: text('./data', 'Directory of the SQLite file and module blobs. Shortcut: SVC_DATA_DIR.'),
+  },
+} as const satisfies Record<string, Record<string, Setting<unknown>>>;
+
+export type ConfigSchema = typeof CONFIG_SCHEMA;
+export type SectionName = keyof ConfigSchema;
+
+type ValueOf<S> = S extends Setting<infer T> ? T : never;
+
+/** The resolved configuration, typed from the schema. */
+export type Config = {
+  readonly [Section in SectionName]: {
+    readonly [Key in keyof ConfigSchema[Section]]: ValueOf<ConfigSchema[Section][Key]>;
+  };
+};
+
+/** Environment shortcuts of DESIGN.md section 5 and the setting each one sets. */
+export const ENV_SHORTCUTS: Readonly<Record<string, readonly [SectionName, string]>> = {
+  SVC_HTTP_ADDR: ['server', 'http_addr'],
+  SVC_GRPC_ADDR: ['server', 'grpc_addr'],
+  SVC_METRICS_ADDR: ['server', 'metrics_addr'],
+  SVC_DATA_DIR: ['storage', 'data_dir'],
+};

@@ -1,0 +1,123 @@
+import { formatDuration, formatSize, parseCpu, parseDuration, parseSize } from './units.js';
+
+/**
+ * One configuration setting: how to read it from TOML, environment or CLI
+ * text, its default and its one-line doc. `parse` returns `undefined` for a
+ * value it refuses; the loader turns that into an error naming the key.
+ */
+export interface Setting<T> {
+  readonly kind: string;
+  readonly default: T;
+  readonly doc: string;
+  parse(raw: unknown): T | undefined;
+  /** The value as text the environment or a flag accepts (`30s`, `10MiB`, `a,b`). */
+  format(value: T): string;
+}
+
+function make<T>(kind: string, rawDefault: unknown, doc: string, parse: (raw: unknown) => T | undefined, format: (value: T) => string = String): Setting<T> {
+  const checked = parse(rawDefault);
+  if (checked === undefined) throw new Error(`default ${String(rawDefault)} is not a valid ${kind}`);
+  return { kind, default: checked, doc, parse, format };
+}
+
+const stringOrNumber = (raw: unknown): string | number | undefined =>
+  typeof raw === 'string' || typeof raw === 'number' ? raw : undefined;
+
+export function bool(defaultValue: boolean, doc: string): Setting<boolean> {
+  return make('boolean', defaultValue, doc, (raw) => {
+    if (typeof raw === 'boolean') return raw;
+    if (raw === 'true' || raw === '1' || raw === 'yes' || raw === 'on') return true;
+    if (raw === 'false' || raw === '0' || raw === 'no' || raw === 'off') return false;
+    return undefined;
+  });
+}
+
+export function int(defaultValue: number, doc: string, min = 0, max = Number.MAX_SAFE_INTEGER): Setting<number> {
+  const kind = max === Number.MAX_SAFE_INTEGER ? `integer ≥ ${min}` : `integer (${min}..${max})`;
+  return make(kind, defaultValue, doc, (raw) => {
+    const value = typeof raw === 'string' && /^\s*-?\d+\s*$/.test(raw) ? Number(raw) : raw;
+    return typeof value === 'number' && Number.isSafeInteger(value) && value >= min && value <= max ? value : undefined;
+  });
+}
+
+export function ratio(defaultValue: number, doc: string): Setting<number> {
+  return make('number (0..1)', defaultValue, doc, (raw) => {
+    const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+    return typeof value === 'number' && value >= 0 && value <= 1 ? value : undefined;
+  });
+}
+
+export function text(defaultValue: string, doc: string): Setting<string> {
+  return make('string', defaultValue, doc, (raw) => (typeof raw === 'string' ? raw : undefined));
+}
+
+export function oneOf<const T extends string>(values: readonly T[], defaultValue: T, doc: string): Setting<T> {
+  return make(values.join(' | '), defaultValue, doc, (raw) =>
+    typeof raw === 'string' && (values as readonly string[]).includes(raw) ? (raw as T) : undefined,
+  );
+}
+
+/** Milliseconds; reads `500ms`, `30s`, `5m`, `1h`, `30d` or a number of milliseconds. */
+export function duration(defaultValue: string, doc: string): Setting<number> {
+  return make('duration', defaultValue, doc, (raw) => {
+    const value = stringOrNumber(raw);
+    return value === undefined ? undefined : parseDuration(value);
+  }, formatDuration);
+}
+
+/** Bytes; reads `512MB`, `64KiB` or a number of bytes. */
+export function size(defaultValue: string, doc: string): Setting<number> {
+  return make('size', defaultValue, doc, (raw) => {
+    const value = stringOrNumber(raw);
+    return value === undefined ? undefined : parseSize(value);
+  }, formatSize);
+}
+
+/** Millicores; reads `100m` or a number of cores. */
+export function cpu(defaultValue: string, doc: string): Setting<number> {
+  return make('cpu', defaultValue, doc, (raw) => {
+    const value = stringOrNumber(raw);
+    return value === undefined ? undefined : parseCpu(value);
+  }, (m) => `${m}m`);
+}
+
+/** `host:port`, IPv6 in brackets; port 0 binds an ephemeral port. An empty string means disabled where the doc says so. */
+export function address(defaultValue: string, doc: string, allowEmpty = false): Setting<string> {
+  return make('address (host:port)', defaultValue, doc, (raw) => {
+    if (typeof raw !== 'string') return undefined;
+    if (raw === '') return allowEmpty ? raw : undefined;
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/.exec(raw);
+    if (!match || Number(match[2]) > 65535) return undefined;
+    return raw;
+  });
+}
+
+/** A list; TOML arrays or comma-separated text. */
+export function list(defaultValue: readonly string[], doc: string): Setting<string[]> {
+  return make('list of strings', [...defaultValue], doc, (raw) => {
+    if (typeof raw === 'string') return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    if (Array.isArray(raw) && raw.every((item): item is string => typeof item === 'string')) return [...raw];
+    return undefined;
+  }, (v) => v.join(','));
+}
+
+/** A string-to-string table; TOML tables or `k=v,k2=v2` text. */
+export function table(doc: string): Setting<Record<string, string>> {
+  return make('table of strings', {}, doc, (raw) => {
+    if (typeof raw === 'string') {
+      const out: Record<string, string> = {};
+      for (const pair of raw.split(',').filter((p) => p.trim() !== '')) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) return undefined;
+        out[pair.slice(0, eq).trim()] = pair.slice(eq + 1).trim();
+      }
+      return out;
+    }
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      const entries = Object.entries(raw);
+      if (!entries.every(([, v]) => typeof v === 'string')) return undefined;
+      return Object.fromEntries(entries) as Record<string, string>;
+    }
+    return undefined;
+  }, (v) => Object.entries(v).map(([k, x]) => `${k}=${x}`).join(','));
+}
