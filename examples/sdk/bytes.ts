@@ -1,0 +1,79 @@
+// A growable byte buffer in unmanaged memory, used to build JSON output and
+// decoded strings without quadratic string concatenation.
+
+const MIN_CAPACITY: usize = 256;
+
+export class ByteSink {
+  ptr: usize;
+  len: usize = 0;
+  capacity: usize;
+
+  constructor(capacity: usize = MIN_CAPACITY) {
+    this.capacity = capacity < MIN_CAPACITY ? MIN_CAPACITY : capacity;
+    this.ptr = heap.alloc(this.capacity);
+  }
+
+  private reserve(extra: usize): void {
+    const needed = this.len + extra;
+    if (needed <= this.capacity) return;
+    let capacity = this.capacity << 1;
+    while (capacity < needed) capacity <<= 1;
+    this.ptr = heap.realloc(this.ptr, capacity);
+    this.capacity = capacity;
+  }
+
+  byte(b: u32): void {
+    this.reserve(1);
+    store<u8>(this.ptr + this.len, <u8>b);
+    this.len++;
+  }
+
+  /** Appends a string known to be ASCII (keys, punctuation). */
+  ascii(text: string): void {
+    const n = <usize>text.length;
+    this.reserve(n);
+    const src = changetype<usize>(text);
+    for (let i: usize = 0; i < n; i++) {
+      store<u8>(this.ptr + this.len + i, <u8>load<u16>(src + (i << 1)));
+    }
+    this.len += n;
+  }
+
+  /** Appends a Unicode code point as UTF-8. */
+  codePoint(cp: u32): void {
+    if (cp < 0x80) {
+      this.byte(cp);
+    } else if (cp < 0x800) {
+      this.byte(0xC0 | (cp >> 6));
+      this.byte(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      this.byte(0xE0 | (cp >> 12));
+      this.byte(0x80 | ((cp >> 6) & 0x3F));
+      this.byte(0x80 | (cp & 0x3F));
+    } else {
+      this.byte(0xF0 | (cp >> 18));
+      this.byte(0x80 | ((cp >> 12) & 0x3F));
+      this.byte(0x80 | ((cp >> 6) & 0x3F));
+      this.byte(0x80 | (cp & 0x3F));
+    }
+  }
+
+  bytes(ptr: usize, len: usize): void {
+    this.reserve(len);
+    for (let i: usize = 0; i < len; i++) {
+      store<u8>(this.ptr + this.len + i, load<u8>(ptr + i));
+    }
+    this.len += len;
+  }
+
+  toUtf8String(): string {
+    return String.UTF8.decodeUnsafe(this.ptr, this.len);
+  }
+
+  free(): void {
+    heap.free(this.ptr);
+    this.ptr = 0;
+    this.len = 0;
+    this.capacity = 0;
+  }
+}
