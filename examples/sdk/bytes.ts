@@ -60,9 +60,8 @@ export class ByteSink {
 
   bytes(ptr: usize, len: usize): void {
     this.reserve(len);
-    for (let i: usize = 0; i < len; i++) {
-      store<u8>(this.ptr + this.len + i, load<u8>(ptr + i));
-    }
+    // Without bulk memory, asc lowers memory.copy to its own word-wise loop.
+    memory.copy(this.ptr + this.len, ptr, len);
     this.len += len;
   }
 

@@ -1,0 +1,269 @@
+// Just enough JSON for the Message document: objects with string, scalar,
+// and nested values (nested ones can be skipped), and string output with escapes.
+
+import { ByteSink } from "./bytes";
+
+const QUOTE: u32 = 0x22;
+const BACKSLASH: u32 = 0x5C;
+const REPLACEMENT_CHARACTER: u32 = 0xFFFD;
+
+function isWhitespace(c: u32): bool {
+  return c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D;
+}
+
+function hexValue(c: u32): i32 {
+  if (c >= 0x30 && c <= 0x39) return <i32>(c - 0x30);
+  if (c >= 0x61 && c <= 0x66) return <i32>(c - 0x61 + 10);
+  if (c >= 0x41 && c <= 0x46) return <i32>(c - 0x41 + 10);
+  return -1;
+}
+
+/** A cursor over UTF-8 JSON text in memory. Every method returns false (or null) on malformed input. */
+export class JsonReader {
+  private pos: usize;
+  private end: usize;
+
+  constructor(ptr: usize, len: usize) {
+    this.pos = ptr;
+    this.end = ptr + len;
+  }
+
+  /** The next non-whitespace byte without consuming it, or -1 at the end. */
+  peek(): i32 {
+    while (this.pos < this.end && isWhitespace(load<u8>(this.pos))) this.pos++;
+    return this.pos < this.end ? <i32>load<u8>(this.pos) : -1;
+  }
+
+  /** Consumes `c` if it is the next non-whitespace byte. */
+  accept(c: u32): bool {
+    if (this.peek() != <i32>c) return false;
+    this.pos++;
+    return true;
+  }
+
+  atEnd(): bool {
+    return this.peek() < 0;
+  }
+
+  /** Reads a string value (the cursor is at its opening quote). */
+  readString(): string | null {
+    if (!this.accept(QUOTE)) return null;
+    const start = this.pos;
+    // Fast path: no escapes, the bytes are the string.
+    while (this.pos < this.end) {
+      const c = <u32>load<u8>(this.pos);
+      if (c == QUOTE) {
+        const text = String.UTF8.decodeUnsafe(start, this.pos - start);
+        this.pos++;
+        return text;
+      }
+      if (c == BACKSLASH) break;
+      this.pos++;
+    }
+    if (this.pos >= this.end) return null;
+    const sink = new ByteSink(this.pos - start + 64);
+    sink.bytes(start, this.pos - start);
+    const ok = this.readEscapedRest(sink);
+    const text = ok ? sink.toUtf8String() : null;
+    sink.free();
+    return text;
+  }
+
+  private readEscapedRest(sink: ByteSink): bool {
+    while (this.pos < this.end) {
+      const c = <u32>load<u8>(this.pos++);
+      if (c == QUOTE) return true;
+      if (c != BACKSLASH) {
+        sink.byte(c);
+        continue;
+      }
+      if (this.pos >= this.end) return false;
+      const e = <u32>load<u8>(this.pos++);
+      switch (e) {
+        case 0x22: sink.byte(0x22); break;
+        case 0x5C: sink.byte(0x5C); break;
+        case 0x2F: sink.byte(0x2F); break;
+        case 0x62: sink.byte(0x08); break;
+        case 0x66: sink.byte(0x0C); break;
+        case 0x6E: sink.byte(0x0A); break;
+        case 0x72: sink.byte(0x0D); break;
+        case 0x74: sink.byte(0x09); break;
+        case 0x75: {
+          const unit = this.readHex4();
+          if (unit < 0) return false;
+          sink.codePoint(this.completeSurrogate(<u32>unit));
+          break;
+        }
+        default: return false;
+      }
+    }
+    return false;
+  }
+
+  private readHex4(): i32 {
+    if (this.end - this.pos < 4) return -1;
+    let value: i32 = 0;
+    for (let i = 0; i < 4; i++) {
+      const digit = hexValue(load<u8>(this.pos++));
+      if (digit < 0) return -1;
+      value = (value << 4) | digit;
+    }
+    return value;
+  }
+
+  /** Joins a \uD8xx\uDCxx pair into one code point; a lone surrogate becomes U+FFFD. */
+  private completeSurrogate(unit: u32): u32 {
+    if (unit < 0xD800 || unit > 0xDFFF) return unit;
+    if (unit >= 0xDC00) return REPLACEMENT_CHARACTER;
+    if (this.end - this.pos >= 6 && load<u8>(this.pos) == BACKSLASH && load<u8>(this.pos + 1) == 0x75) {
+      const save = this.pos;
+      this.pos += 2;
+      const low = this.readHex4();
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        return 0x10000 + ((unit - 0xD800) << 10) + (<u32>low - 0xDC00);
+      }
+      this.pos = save;
+    }
+    return REPLACEMENT_CHARACTER;
+  }
+
+  /**
+   * Reads any scalar as text: a string's value, or a number/true/false as written.
+   * null reads as "". An object or array is skipped and also reads as "".
+   */
+  readScalar(): string | null {
+    const c = this.peek();
+    if (c == QUOTE) return this.readString();
+    if (c == 0x7B || c == 0x5B) return this.skipValue() ? "" : null;
+    const start = this.pos;
+    if (!this.skipBareScalar()) return null;
+    const text = String.UTF8.decodeUnsafe(start, this.pos - start);
+    return text == "null" ? "" : text;
+  }
+
+  /** Skips a number, true, false or null, up to the next delimiter. */
+  private skipBareScalar(): bool {
+    const start = this.pos;
+    while (this.pos < this.end) {
+      const b = <u32>load<u8>(this.pos);
+      if (b == 0x2C || b == 0x3A || b == 0x7D || b == 0x5D || isWhitespace(b)) break;
+      this.pos++;
+    }
+    return this.pos > start;
+  }
+
+  /** Skips one value of any kind. Iterative, so deep nesting cannot exhaust the stack. */
+  skipValue(): bool {
+    let depth: i32 = 0;
+    do {
+      const c = this.peek();
+      if (c < 0) return false;
+      if (c == 0x7B || c == 0x5B) {
+        depth++;
+        this.pos++;
+      } else if (c == 0x7D || c == 0x5D) {
+        if (depth == 0) return false;
+        depth--;
+        this.pos++;
+      } else if (c == 0x2C || c == 0x3A) {
+        if (depth == 0) return false;
+        this.pos++;
+      } else if (c == QUOTE) {
+        if (!this.skipString()) return false;
+      } else if (!this.skipBareScalar()) {
+        return false;
+      }
+    } while (depth > 0);
+    return true;
+  }
+
+  private skipString(): bool {
+    this.pos++;
+    while (this.pos < this.end) {
+      const c = <u32>load<u8>(this.pos++);
+      if (c == QUOTE) return true;
+      if (c == BACKSLASH) this.pos++;
+    }
+    return false;
+  }
+}
+
+/** Writes a JSON object of string fields as UTF-8. */
+export class JsonWriter {
+  private fields: i32 = 0;
+
+  constructor(public sink: ByteSink) {
+    sink.byte(0x7B);
+  }
+
+  /** Adds `"key": "value"`; `key` must be plain ASCII. */
+  field(key: string, value: string): void {
+    if (this.fields++ > 0) this.sink.byte(0x2C);
+    this.sink.byte(QUOTE);
+    this.sink.ascii(key);
+    this.sink.ascii("\":");
+    writeJsonString(this.sink, value);
+  }
+
+  /** Opens a nested object under `key` and returns its writer; call `close()` on it. */
+  object(key: string): JsonWriter {
+    if (this.fields++ > 0) this.sink.byte(0x2C);
+    this.sink.byte(QUOTE);
+    this.sink.ascii(key);
+    this.sink.ascii("\":");
+    return new JsonWriter(this.sink);
+  }
+
+  close(): void {
+    this.sink.byte(0x7D);
+  }
+}
+
+/** Writes `text` as a quoted JSON string in UTF-8. Lone surrogates are kept as \u escapes. */
+export function writeJsonString(sink: ByteSink, text: string): void {
+  sink.byte(QUOTE);
+  const src = changetype<usize>(text);
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = <u32>load<u16>(src + (<usize>i << 1));
+    if (c == QUOTE || c == BACKSLASH) {
+      sink.byte(BACKSLASH);
+      sink.byte(c);
+    } else if (c < 0x20) {
+      writeControl(sink, c);
+    } else if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n) {
+      const low = <u32>load<u16>(src + (<usize>(i + 1) << 1));
+      if (low >= 0xDC00 && low <= 0xDFFF) {
+        sink.codePoint(0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00));
+        i++;
+      } else {
+        writeUnicodeEscape(sink, c);
+      }
+    } else if (c >= 0xD800 && c <= 0xDFFF) {
+      writeUnicodeEscape(sink, c);
+    } else {
+      sink.codePoint(c);
+    }
+  }
+  sink.byte(QUOTE);
+}
+
+function writeControl(sink: ByteSink, c: u32): void {
+  switch (c) {
+    case 0x0A: sink.ascii("\\n"); break;
+    case 0x0D: sink.ascii("\\r"); break;
+    case 0x09: sink.ascii("\\t"); break;
+    case 0x08: sink.ascii("\\b"); break;
+    case 0x0C: sink.ascii("\\f"); break;
+    default: writeUnicodeEscape(sink, c);
+  }
+}
+
+const HEX_DIGITS = "0123456789abcdef";
+
+function writeUnicodeEscape(sink: ByteSink, unit: u32): void {
+  sink.ascii("\\u");
+  for (let shift = 12; shift >= 0; shift -= 4) {
+    sink.byte(HEX_DIGITS.charCodeAt((unit >> shift) & 0xF));
+  }
+}
