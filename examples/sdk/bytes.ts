@@ -58,6 +58,25 @@ export class ByteSink {
     }
   }
 
+  /** Appends a string as UTF-8; surrogate pairs are joined, a lone surrogate becomes U+FFFD. */
+  text(text: string): void {
+    const src = changetype<usize>(text);
+    const n = text.length;
+    for (let i = 0; i < n; i++) {
+      let cp = <u32>load<u16>(src + (<usize>i << 1));
+      if (cp >= 0xD800 && cp <= 0xDFFF) {
+        const low = i + 1 < n ? <u32>load<u16>(src + (<usize>(i + 1) << 1)) : 0;
+        if (cp <= 0xDBFF && low >= 0xDC00 && low <= 0xDFFF) {
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+          i++;
+        } else {
+          cp = 0xFFFD;
+        }
+      }
+      this.codePoint(cp);
+    }
+  }
+
   bytes(ptr: usize, len: usize): void {
     this.reserve(len);
     // Without bulk memory, asc lowers memory.copy to its own word-wise loop.

@@ -1,5 +1,5 @@
-// Just enough JSON for the Message document: objects with string, scalar,
-// and nested values (nested ones can be skipped), and string output with escapes.
+// Just enough JSON for the Message document: reading an object field by field
+// (any value as text, nested ones skippable) and writing objects of strings.
 
 import { ByteSink } from "./bytes";
 
@@ -128,15 +128,14 @@ export class JsonReader {
   }
 
   /**
-   * Reads any scalar as text: a string's value, or a number/true/false as written.
-   * null reads as "". An object or array is skipped and also reads as "".
+   * Reads any value as text: a string's value, null as "", and anything else
+   * (number, true, false, object, array) as its JSON text.
    */
-  readScalar(): string | null {
+  readText(): string | null {
     const c = this.peek();
     if (c == QUOTE) return this.readString();
-    if (c == 0x7B || c == 0x5B) return this.skipValue() ? "" : null;
     const start = this.pos;
-    if (!this.skipBareScalar()) return null;
+    if (!this.skipValue()) return null;
     const text = String.UTF8.decodeUnsafe(start, this.pos - start);
     return text == "null" ? "" : text;
   }
@@ -196,22 +195,22 @@ export class JsonWriter {
     sink.byte(0x7B);
   }
 
-  /** Adds `"key": "value"`; `key` must be plain ASCII. */
+  /** Adds `"key": "value"`. */
   field(key: string, value: string): void {
-    if (this.fields++ > 0) this.sink.byte(0x2C);
-    this.sink.byte(QUOTE);
-    this.sink.ascii(key);
-    this.sink.ascii("\":");
+    this.key(key);
     writeJsonString(this.sink, value);
   }
 
   /** Opens a nested object under `key` and returns its writer; call `close()` on it. */
   object(key: string): JsonWriter {
-    if (this.fields++ > 0) this.sink.byte(0x2C);
-    this.sink.byte(QUOTE);
-    this.sink.ascii(key);
-    this.sink.ascii("\":");
+    this.key(key);
     return new JsonWriter(this.sink);
+  }
+
+  private key(key: string): void {
+    if (this.fields++ > 0) this.sink.byte(0x2C);
+    writeJsonString(this.sink, key);
+    this.sink.byte(0x3A);
   }
 
   close(): void {
