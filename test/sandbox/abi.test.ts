@@ -1,0 +1,107 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { PERFORMATIVES, encodeIncoming, isPerformative, parseOutput, type IncomingMessage } from '../../src/sandbox/abi.js';
+
+const incoming: IncomingMessage = {
+  message_id: 'm-1',
+  sender: 'client:alice',
+  receiver: 'agent-a',
+  message_type: 'request',
+  content: { task: 'x' },
+  conversation_id: 'c-1',
+};
+
+test('the 22 FIPA performatives, and nothing else', () => {
+  assert.equal(PERFORMATIVES.length, 22);
+  assert.equal(new Set(PERFORMATIVES).size, 22);
+  for (const p of ['accept-proposal', 'cfp', 'inform-ref', 'not-understood', 'request-whenever', 'subscribe']) assert.ok(isPerformative(p), p);
+  for (const p of ['INFORM', 'inform ', 'hello', '', 42, null]) assert.ok(!isPerformative(p), String(p));
+});
+
+test('encodeIncoming is the Message JSON as one document, no newline', () => {
+  const bytes = encodeIncoming(incoming);
+  const decoded = new TextDecoder().decode(bytes);
+  assert.deepEqual(JSON.parse(decoded), incoming);
+  assert.ok(!decoded.endsWith('\n'));
+});
+
+test('a line without receiver replies to the sender, in the same conversation, in reply to the message id', () => {
+  const { messages, errors } = parseOutput(['{"message_type":"inform","content":{"done":true}}'], incoming, 'agent-a');
+  assert.deepEqual(errors, []);
+  assert.deepEqual(messages, [
+    { sender: 'agent-a', receiver: 'client:alice', message_type: 'inform', content: { done: true }, conversation_id: 'c-1', in_reply_to: 'm-1' },
+  ]);
+});
+
+test('in_reply_to defaults to the incoming reply_with when it has one', () => {
+  const { messages } = parseOutput(['{"message_type":"agree"}'], { ...incoming, reply_with: 'r-7' }, 'agent-a');
+  assert.equal(messages[0]?.in_reply_to, 'r-7');
+});
+
+test('explicit fields win over the defaults; the sender is always the agent; unknown fields are dropped', () => {
+  const line = JSON.stringify({
+    message_type: 'cfp',
+    receiver: 'agent-b',
+    sender: 'agent-z',
+    conversation_id: 'c-2',
+    in_reply_to: 'x-1',
+    reply_with: 'q-1',
+    language: 'json',
+    ontology: 'auction',
+    protocol: 'fipa-contract-net',
+    metadata: { traceparent: '00-abc' },
+    message_id: 'forged',
+    extra: 1,
+  });
+  const { messages, errors } = parseOutput([line], { ...incoming, conversation_id: undefined }, 'agent-a');
+  assert.deepEqual(errors, []);
+  assert.deepEqual(messages, [
+    {
+      sender: 'agent-a',
+      receiver: 'agent-b',
+      message_type: 'cfp',
+      conversation_id: 'c-2',
+      in_reply_to: 'x-1',
+      reply_with: 'q-1',
+      language: 'json',
+      ontology: 'auction',
+      protocol: 'fipa-contract-net',
+      metadata: { traceparent: '00-abc' },
+    },
+  ]);
+});
+
+test('no conversation_id when neither the line nor the incoming message has one', () => {
+  const { conversation_id: _omitted, ...withoutConversation } = incoming;
+  const { messages } = parseOutput(['{"message_type":"inform"}'], withoutConversation, 'agent-a');
+  assert.equal('conversation_id' in messages[0]!, false);
+});
+
+test('invalid lines are counted errors with their index; valid ones still go out; blank lines are skipped', () => {
+  const lines = [
+    'not json',
+    '[1,2]',
+    '{"content":1}',
+    '{"message_type":"shout"}',
+    '{"message_type":"inform","receiver":7}',
+    '{"message_type":"inform","metadata":{"a":1}}',
+    '',
+    '   ',
+    '{"message_type":"inform"}',
+    'null',
+  ];
+  const { messages, errors } = parseOutput(lines, incoming, 'agent-a');
+  assert.equal(messages.length, 1);
+  assert.deepEqual(
+    errors.map((e) => [e.line, e.reason]),
+    [
+      [0, 'not_json'],
+      [1, 'not_object'],
+      [2, 'missing_message_type'],
+      [3, 'unknown_performative'],
+      [4, 'invalid_field'],
+      [5, 'invalid_field'],
+      [9, 'not_object'],
+    ],
+  );
+});
