@@ -108,3 +108,81 @@ export interface OutputLimits {
   maxOutputMessages: number;
   maxLogBytes: number;
 }
+
+/* The executor pool's API (implemented by `createExecutorPool` in executor-pool.ts, which documents its behaviour). */
+
+export interface ExecutorPoolOptions {
+  /** Worker threads; default `os.availableParallelism()`. */
+  workers?: number;
+  /** Idle workers kept warm to replace a lost one at once (spawning one takes 30–150 ms). Default 1. */
+  spareWorkers?: number;
+  /** Linear memory of all instances together (`wasm_memory_limit`). */
+  wasmMemoryLimitBytes: number;
+  /** Fuel of one execution (`fuel_per_execution`). */
+  fuelPerExecution: bigint;
+  /** Fuel of instantiation plus start; default `fuelPerExecution`. */
+  startupFuel?: bigint;
+  executionTimeoutMs: number;
+  startupTimeoutMs: number;
+  outputLimits: OutputLimits;
+  /** Native stack of each worker (`wasm_stack_limit`), which bounds agent recursion. */
+  stackLimitBytes?: number;
+  maxBatchSize?: number;
+  /** Executions queued or running at once (`max_concurrent_executions`); past it `execute` rejects with RESOURCE_EXHAUSTED. */
+  maxPendingExecutions?: number;
+  /** How often the watchdog reads the workers' slots (default 10 ms). */
+  watchdogPeriodMs?: number;
+}
+
+export interface InstantiateOptions {
+  memoryLimitBytes: number;
+  snapshot?: InstanceSnapshot;
+}
+
+export interface Placement {
+  memoryBytes: number;
+  workerId: number;
+  /** Lines the start function wrote to fd 2. */
+  log: string[];
+}
+
+export interface WorkerLostEvent {
+  workerId: number;
+  /** The agent whose run overstayed its timeout, or null when the worker died on its own. */
+  overran: string | null;
+  /** The other agents whose instances were on that worker. */
+  lost: string[];
+}
+
+export interface ExecutorPoolStats {
+  workers: number;
+  spareWorkers: number;
+  instances: number;
+  pendingCalls: number;
+  batches: number;
+  /** Compiled modules posted to workers (once per worker and module while instances use it there). */
+  modulesSent: number;
+  executions: number;
+  failures: Partial<Record<ExecutionFailure, number>>;
+  workersLost: number;
+  /** Time from the last worker loss until its replacement was ready (near 0 with a warm spare). */
+  lastRespawnMs: number | null;
+  /** Time the last spawned worker took to start. */
+  lastSpawnMs: number | null;
+  /** Mean wall time of instantiation plus start inside the worker. */
+  meanInstantiateNs: number;
+  totalMemoryBytes: number;
+  memoryLimitBytes: number;
+}
+
+export interface ExecutorPool {
+  instantiate(agentId: string, admitted: AdmittedModule, opts: InstantiateOptions): Promise<Placement>;
+  execute(agentId: string, input: Uint8Array): Promise<ExecutionResult>;
+  snapshot(agentId: string): Promise<InstanceSnapshot>;
+  release(agentId: string): Promise<void>;
+  memoryBytes(agentId: string): number;
+  totalMemoryBytes(): number;
+  stats(): ExecutorPoolStats;
+  on(event: 'workerLost', listener: (event: WorkerLostEvent) => void): () => void;
+  close(): Promise<void>;
+}

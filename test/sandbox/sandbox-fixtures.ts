@@ -1,0 +1,75 @@
+/**
+ * Shared by the sandbox tests: a pool with test-sized limits, and
+ * `handAdmitted`, which builds an `AdmittedModule` from a hand-written WAT
+ * fixture that exports the instrumenter's globals itself (`__svc_fuel`,
+ * `__svc_memory_budget`, `__svc_global_<i>`): the executor pool's contract
+ * with instrumented modules, tested without going through admission.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { watFixture } from '../helpers/wat.js';
+import { createAdmission, type Admission } from '../../src/sandbox/admission.js';
+import { createExecutorPool, type ExecutorPool, type ExecutorPoolOptions } from '../../src/sandbox/executor-pool.js';
+import { GLOBAL_EXPORT_PREFIX, type AdmittedModule, type ExecutionResult } from '../../src/sandbox/types.js';
+
+export interface HandAdmitOptions {
+  initialPages?: number;
+  maximumPages?: number;
+  hasStartSection?: boolean;
+}
+
+export async function handAdmitted(file: string, opts: HandAdmitOptions = {}): Promise<AdmittedModule> {
+  const bytes = await watFixture(file);
+  const module = new WebAssembly.Module(new Uint8Array(bytes));
+  const exports = WebAssembly.Module.exports(module).map((e) => e.name);
+  const imports = WebAssembly.Module.imports(module).map((i) => i.name);
+  const globalExports = exports.filter((name) => name.startsWith(GLOBAL_EXPORT_PREFIX));
+  const startExport = exports.includes('_initialize') ? '_initialize' : exports.includes('_start') ? '_start' : null;
+  return {
+    sha256: createHash('sha256').update(bytes).digest('hex'),
+    size: bytes.length,
+    module,
+    globalExports,
+    info: {
+      imports,
+      exports,
+      memory: { initialPages: opts.initialPages ?? 1, maximumPages: opts.maximumPages ?? 1, lowered: false },
+      mutableGlobals: globalExports.map((name) => Number(name.slice(GLOBAL_EXPORT_PREFIX.length))),
+      startExport,
+      hasStartSection: opts.hasStartSection ?? false,
+      functionCount: 0,
+    },
+  };
+}
+
+let admission: Admission | undefined;
+
+/** Admits a WAT fixture through the real pipeline (validate, instrument, compile). */
+export async function admitted(file: string): Promise<AdmittedModule> {
+  admission ??= createAdmission({ maxModuleSize: 1 << 20, maxMemoryPages: 1024, lowerMemoryMaximum: false, fuelPerExecution: 10_000_000n });
+  return admission.admit(await watFixture(file));
+}
+
+export const MiB = 1024 * 1024;
+export const PAGE = 65_536;
+
+/** A two-worker pool with test-sized limits; every test closes the pool it makes. */
+export function testPool(overrides: Partial<ExecutorPoolOptions> = {}): ExecutorPool {
+  return createExecutorPool({
+    workers: 2,
+    wasmMemoryLimitBytes: 64 * MiB,
+    fuelPerExecution: 10_000_000n,
+    executionTimeoutMs: 2_000,
+    startupTimeoutMs: 2_000,
+    outputLimits: { maxOutputBytes: 64 * 1024, maxOutputMessages: 100, maxLogBytes: 64 * 1024 },
+    ...overrides,
+  });
+}
+
+export function assertOk(result: ExecutionResult): asserts result is Extract<ExecutionResult, { ok: true }> {
+  assert.equal(result.ok, true, result.ok ? '' : `${result.failure}: ${result.message}`);
+}
+
+export function failureOf(result: ExecutionResult): string | null {
+  return result.ok ? null : result.failure;
+}
