@@ -1,0 +1,100 @@
+#!/usr/bin/env node
+import { readFileSync } from 'node:fs';
+import { ConfigError, loadConfig } from '../config/load.js';
+import { isSvcError } from '../errors/svc-error.js';
+import { createAdmission } from '../sandbox/admission.js';
+import { sandboxLimitsFrom } from '../sandbox/limits.js';
+import { startServer } from '../server.js';
+import { createLogger } from '../telemetry/logger.js';
+import { VERSION } from '../version.js';
+
+/** Exit codes scripts can rely on. */
+export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3, rejected: 4 } as const;
+
+const USAGE = `usage: svc <command> [--config FILE] [--section.key=value ...]
+
+commands:
+  start                run the server until SIGTERM or SIGINT
+  check FILE.wasm      run a module through admission and print what it found
+  config               print the resolved configuration as JSON
+  version              print the version
+`;
+
+/** Resolves on the first SIGTERM/SIGINT; a second one exits at once. Installed before start-up so an early signal still drains. */
+function stopSignal(onSecond: (signal: NodeJS.Signals) => void): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    let signalled = false;
+    const stop = (signal: NodeJS.Signals): void => {
+      if (signalled) onSecond(signal);
+      signalled = true;
+      resolve(signal);
+    };
+    process.on('SIGTERM', stop);
+    process.on('SIGINT', stop);
+  });
+}
+
+async function start(argv: readonly string[]): Promise<number> {
+  const config = loadConfig({ argv, env: process.env });
+  const log = createLogger({ level: config.observability.log_level, enabled: config.observability.enable_logging });
+  const stopped = stopSignal((signal) => {
+    log.warn({ signal }, 'second signal: exiting without draining');
+    process.exit(EXIT.failure);
+  });
+  const server = await startServer(config, log);
+  log.info({ signal: await stopped }, 'shutting down');
+  await server.stop();
+  return EXIT.ok;
+}
+
+async function check(argv: readonly string[]): Promise<number> {
+  const file = argv.find((a) => !a.startsWith('--'));
+  if (file === undefined) {
+    process.stderr.write(USAGE);
+    return EXIT.usage;
+  }
+  const config = loadConfig({ argv, env: process.env });
+  const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(new Uint8Array(readFileSync(file)));
+  process.stdout.write(`${JSON.stringify({ sha256: admitted.sha256, size: admitted.size, ...admitted.info }, null, 2)}\n`);
+  return EXIT.ok;
+}
+
+export async function main(args: readonly string[]): Promise<number> {
+  const [command, ...rest] = args;
+  try {
+    switch (command) {
+      case 'start':
+        return await start(rest);
+      case 'check':
+        return await check(rest);
+      case 'config':
+        process.stdout.write(`${JSON.stringify(loadConfig({ argv: rest, env: process.env }), null, 2)}\n`);
+        return EXIT.ok;
+      case 'version':
+      case '--version':
+        process.stdout.write(`${VERSION}\n`);
+        return EXIT.ok;
+      case undefined:
+      case 'help':
+      case '--help':
+        process.stdout.write(USAGE);
+        return command === undefined ? EXIT.usage : EXIT.ok;
+      default:
+        process.stderr.write(`svc: unknown command '${command}'\n${USAGE}`);
+        return EXIT.usage;
+    }
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
+      return EXIT.config;
+    }
+    if (isSvcError(err)) {
+      process.stderr.write(`svc: ${err.code}: ${err.message} ${JSON.stringify(err.metadata)}\n`);
+      return EXIT.rejected;
+    }
+    process.stderr.write(`svc: ${err instanceof Error ? err.message : String(err)}\n`);
+    return EXIT.failure;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));

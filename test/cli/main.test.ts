@@ -1,0 +1,97 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, describe, it } from 'node:test';
+import { wat } from '../helpers/wat.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/** Resolved here: the child runs in a temporary directory with no node_modules. */
+const TSX = import.meta.resolve('tsx');
+const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the CLI as a real process; `untilStdout` sends SIGTERM once that text appears. */
+function svc(args: string[], opts: { env?: Record<string, string>; untilStdout?: string } = {}): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    let signalled = false;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      if (opts.untilStdout !== undefined && !signalled && stdout.includes(opts.untilStdout)) {
+        signalled = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function logLines(stdout: string): Array<Record<string, unknown>> {
+  return stdout.trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('svc CLI', () => {
+  it('start runs with the embedded defaults, creates ./data, and stops cleanly on SIGTERM', async () => {
+    const run = await svc(['start'], { untilStdout: '"msg":"started"' });
+    assert.equal(run.code, 0, run.stderr);
+    const lines = logLines(run.stdout);
+    const started = lines.find((l) => l.msg === 'started');
+    assert.ok(started, run.stdout);
+    assert.equal(started.name, 'svc');
+    assert.match(String(started.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    assert.ok(lines.some((l) => l.msg === 'stopped'), 'logs stopped after SIGTERM');
+    assert.ok(existsSync(join(dir, 'data')), 'data directory created');
+  });
+
+  it('refuses an invalid configuration, naming the key, with exit code 3', async () => {
+    const run = await svc(['start'], { env: { SVC_RUNTIME_EXECUTION_TIMEOUT: 'forever' } });
+    assert.equal(run.code, 3);
+    assert.match(run.stderr, /runtime\.execution_timeout/);
+  });
+
+  it('check admits a valid module and prints what admission found', async () => {
+    const file = join(dir, 'ok.wasm');
+    writeFileSync(file, await wat('(module (memory (export "memory") 1 2) (func (export "handle")))'));
+    const run = await svc(['check', file]);
+    assert.equal(run.code, 0, run.stderr);
+    const info = JSON.parse(run.stdout) as { sha256: string; memory: { maximumPages: number } };
+    assert.match(info.sha256, /^[0-9a-f]{64}$/);
+    assert.equal(info.memory.maximumPages, 2);
+  });
+
+  it('check rejects a hostile module with its code and reason, exit code 4', async () => {
+    const file = join(dir, 'bad.wasm');
+    writeFileSync(file, await wat('(module (import "wasi_snapshot_preview1" "path_open" (func)) (memory (export "memory") 1 2) (func (export "handle")))'));
+    const run = await svc(['check', file]);
+    assert.equal(run.code, 4);
+    assert.match(run.stderr, /INVALID_MODULE/);
+    assert.match(run.stderr, /wasi_snapshot_preview1\.path_open/);
+  });
+
+  it('answers an unknown command with usage and exit code 2', async () => {
+    const run = await svc(['frobnicate']);
+    assert.equal(run.code, 2);
+    assert.match(run.stderr, /unknown command/);
+  });
+});
