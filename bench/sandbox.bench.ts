@@ -1,0 +1,234 @@
+/**
+ * The sandbox figures of issue 2, each beside a baseline measured in the same run.
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { createAdmission } from '../src/sandbox/admission.js';
+import { createExecutorPool } from '../src/sandbox/executor-pool.js';
+import { instrumentModule } from '../src/sandbox/instrument.js';
+import { validateModule } from '../src/sandbox/validate.js';
+import { createFdTable, createWasiShim } from '../src/sandbox/wasi.js';
+import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, type ExecutorPool, type SandboxLimits } from '../src/sandbox/types.js';
+import { wat } from '../test/helpers/wat.js';
+import { sampleMicros, sampleMicrosSync, summarise, type Row } from './harness.js';
+
+const LIMITS: SandboxLimits = { maxModuleSize: 10 * 1024 * 1024, maxMemoryPages: 1024, lowerMemoryMaximum: false, fuelPerExecution: 10_000_000_000n };
+const OUTPUT = { maxOutputBytes: 1024 * 1024, maxOutputMessages: 100, maxLogBytes: 1024 * 1024 };
+const MiB = 1024 * 1024;
+
+function file(path: string): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(readFileSync(fileURLToPath(new URL(path, import.meta.url))));
+}
+
+async function watFile(path: string): Promise<Uint8Array<ArrayBuffer>> {
+  return wat(readFileSync(fileURLToPath(new URL(path, import.meta.url)), 'utf8'));
+}
+
+function pool(overrides: Partial<Parameters<typeof createExecutorPool>[0]> = {}): ExecutorPool {
+  return createExecutorPool({
+    workers: 2,
+    wasmMemoryLimitBytes: 4096 * MiB,
+    fuelPerExecution: LIMITS.fuelPerExecution,
+    executionTimeoutMs: 30_000,
+    startupTimeoutMs: 10_000,
+    outputLimits: OUTPUT,
+    ...overrides,
+  });
+}
+
+const SAMPLE_MESSAGE = new TextEncoder().encode(JSON.stringify({
+  message_id: '01J00000000000000000000000', sender: 'client:bench', receiver: 'agent-1', message_type: 'inform',
+  content: 'hello', conversation_id: 'c-1', reply_with: '', in_reply_to: '', language: '', ontology: '', protocol: '', metadata: {}, created_at: '2026-11-21T00:00:00Z',
+}));
+
+/** Admission + instrumentation + compile of the echo example (about 12 KB), against compiling it alone. */
+async function admission(): Promise<Row[]> {
+  const echo = file('../examples/build/echo.wasm');
+  const admit = await sampleMicros(() => createAdmission(LIMITS).admit(echo), 300, 30);
+  const compile = await sampleMicros(() => WebAssembly.compile(echo), 300, 30);
+  const info = validateModule(echo, LIMITS);
+  const validate = sampleMicrosSync(() => validateModule(echo, LIMITS), 300);
+  const instrument = sampleMicrosSync(() => instrumentModule(echo, info, LIMITS), 300);
+  return [
+    { name: `admit echo.wasm (${echo.length} B): validate+instrument+compile`, unit: 'ms', median: admit.median / 1000, p99: admit.p99 / 1000, baseline: { name: 'WebAssembly.compile', median: compile.median / 1000 }, target: 'p50 < 3 ms', ok: admit.median < 3000 },
+    { name: '  of which validate (allowlist decoder)', unit: 'ms', median: validate.median / 1000, p99: validate.p99 / 1000 },
+    { name: '  of which instrument', unit: 'ms', median: instrument.median / 1000, p99: instrument.p99 / 1000 },
+  ];
+}
+
+/** `new WebAssembly.Instance` from a cached module with the shared WASI imports, as the worker does it. */
+async function instantiate(): Promise<Row[]> {
+  const counter = file('../examples/build/counter.wasm');
+  const admitted = await createAdmission(LIMITS).admit(counter);
+  const original = await WebAssembly.compile(counter);
+  const imports = createWasiShim(OUTPUT).imports;
+  const instrumented = sampleMicrosSync(() => new WebAssembly.Instance(admitted.module, imports), 2000);
+  const plain = sampleMicrosSync(() => new WebAssembly.Instance(original, imports), 2000);
+  return [{ name: 'instantiate counter from cached module', unit: 'µs', median: instrumented.median, p99: instrumented.p99, baseline: { name: 'uninstrumented module', median: plain.median }, target: 'p50 < 50 µs', ok: instrumented.median < 50 }];
+}
+
+/** 10,000 counter agents in one process through the pool: RSS per idle agent, against an empty pool. */
+async function manyAgents(count = 10_000): Promise<Row[]> {
+  const admitted = await createAdmission(LIMITS).admit(file('../examples/build/counter.wasm'));
+  const p = pool();
+  try {
+    global.gc?.();
+    await new Promise((r) => setTimeout(r, 200));
+    const before = process.memoryUsage().rss;
+    const started = process.hrtime.bigint();
+    const placements: Array<Promise<unknown>> = [];
+    for (let i = 0; i < count; i++) placements.push(p.instantiate(`agent-${i}`, admitted, { memoryLimitBytes: 16 * 65_536 }));
+    await Promise.all(placements);
+    const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
+    global.gc?.();
+    await new Promise((r) => setTimeout(r, 200));
+    const after = process.memoryUsage().rss;
+    const linear = p.totalMemoryBytes();
+    const perAgentKiB = (after - before) / count / 1024;
+    const answer = await p.execute('agent-9999', SAMPLE_MESSAGE);
+    if (!answer.ok) throw new Error(`agent-9999 did not answer: ${answer.message}`);
+    return [
+      { name: `${count.toLocaleString('en-US')} counter agents instantiated (2 workers)`, unit: 'ms', median: elapsedMs, target: '10,000 in one process', ok: p.stats().instances === count },
+      // Linear memory is mostly reserved, not resident, so the whole RSS growth is held to the bound.
+      { name: '  RSS per idle agent, linear memory included', unit: 'KiB', median: perAgentKiB, target: '< 64 KiB beyond linear memory', ok: perAgentKiB < 64 },
+      { name: '  linear memory per agent (declared size)', unit: 'KiB', median: linear / count / 1024 },
+      { name: '  mean instantiate+start inside the worker', unit: 'µs', median: p.stats().meanInstantiateNs / 1000 },
+    ];
+  } finally {
+    await p.close();
+  }
+}
+
+/** Messages/s through the pool to a trivial agent, against calling `handle` in a bare loop on the same data. */
+async function delivery(messages = 300_000, agents = 100): Promise<Row[]> {
+  const trivial = await createAdmission(LIMITS).admit(await watFile('./fixtures/trivial.wat'));
+  const p = pool();
+  try {
+    for (let i = 0; i < agents; i++) await p.instantiate(`t-${i}`, trivial, { memoryLimitBytes: 65_536 });
+    const rates: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const started = process.hrtime.bigint();
+      const calls: Array<Promise<unknown>> = [];
+      for (let i = 0; i < messages; i++) calls.push(p.execute(`t-${i % agents}`, SAMPLE_MESSAGE));
+      await Promise.all(calls);
+      rates.push(messages / (Number(process.hrtime.bigint() - started) / 1e9));
+    }
+    const pooled = summarise(rates);
+
+    const shim = createWasiShim(OUTPUT);
+    const instance = new WebAssembly.Instance(trivial.module, shim.imports);
+    const exports = instance.exports as { memory: WebAssembly.Memory; handle: () => void } & Record<string, WebAssembly.Global>;
+    const fds = createFdTable();
+    const bareRates: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const started = process.hrtime.bigint();
+      for (let i = 0; i < messages; i++) {
+        (exports[FUEL_EXPORT] as WebAssembly.Global).value = LIMITS.fuelPerExecution;
+        (exports[MEMORY_BUDGET_EXPORT] as WebAssembly.Global).value = 0;
+        shim.begin(exports.memory, fds, SAMPLE_MESSAGE);
+        exports.handle();
+        shim.end();
+      }
+      bareRates.push(messages / (Number(process.hrtime.bigint() - started) / 1e9));
+    }
+    const bare = summarise(bareRates);
+    return [{ name: `delivery through the pool to a trivial agent (${agents} agents, 2 workers)`, unit: 'msg/s', median: pooled.median, p99: Math.min(...rates), baseline: { name: 'bare handle() loop, 1 thread', median: bare.median }, target: '≥ 300,000 msg/s', ok: pooled.median >= 300_000 }];
+  } finally {
+    await p.close();
+  }
+}
+
+/** A CPU-bound module instrumented with fuel against the same module uninstrumented. */
+async function fuel(): Promise<Row[]> {
+  const source = await watFile('../test/fixtures/valid/compute.wat');
+  const info = validateModule(source, LIMITS);
+  const instrumented = instrumentModule(source, info, LIMITS);
+  type Compute = { primes(n: number): number; checksum(words: number): bigint; fib(n: number): number };
+  const withFuel = new WebAssembly.Instance(new WebAssembly.Module(new Uint8Array(instrumented.bytes)), {}).exports as unknown as Compute & Record<string, WebAssembly.Global>;
+  const plain = new WebAssembly.Instance(new WebAssembly.Module(source), {}).exports as unknown as Compute;
+  const refuel = (): void => {
+    (withFuel[FUEL_EXPORT] as unknown as WebAssembly.Global).value = LIMITS.fuelPerExecution;
+  };
+  const rows: Row[] = [];
+  const cases: Array<[string, (m: Compute) => unknown, boolean]> = [
+    ['primes below 200,000 (loops)', (m) => m.primes(200_000), true],
+    ['checksum of 64 KiB (memory loop)', (m) => m.checksum(16_384), true],
+    ['fib(27) (recursion, no loops)', (m) => m.fib(27), false],
+  ];
+  for (const [name, run, gated] of cases) {
+    const fueled = sampleMicrosSync(() => { refuel(); run(withFuel); }, 200, 20);
+    const bare = sampleMicrosSync(() => run(plain), 200, 20);
+    const ratio = fueled.median / bare.median;
+    rows.push({ name: `fuel: ${name}`, unit: 'ms', median: fueled.median / 1000, p99: fueled.p99 / 1000, baseline: { name: 'uninstrumented', median: bare.median / 1000 }, ...(gated ? { target: '≤ 1.5×', ok: ratio <= 1.5 } : {}) });
+  }
+  return rows;
+}
+
+/** A spinning agent (fuel too large to matter) stopped by the watchdog, and the worker respawn. */
+async function watchdog(timeoutMs = 200, rounds = 7): Promise<Row[]> {
+  const spin = await createAdmission(LIMITS).admit(await watFile('./fixtures/spin.wat'));
+  const p = pool({ executionTimeoutMs: timeoutMs });
+  try {
+    const stopped: number[] = [];
+    const respawn: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      await p.instantiate(`spin-${i}`, spin, { memoryLimitBytes: 65_536 });
+      const started = process.hrtime.bigint();
+      const result = await p.execute(`spin-${i}`, SAMPLE_MESSAGE);
+      stopped.push(Number(process.hrtime.bigint() - started) / 1e6);
+      if (result.ok || result.failure !== 'timeout') throw new Error(`spinner ended with ${result.ok ? 'ok' : result.failure}`);
+      const ms = p.stats().lastRespawnMs;
+      if (ms !== null) respawn.push(ms);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const s = summarise(stopped);
+    const r = summarise(respawn);
+    const spawnMs = p.stats().lastSpawnMs ?? Number.NaN;
+    return [
+      { name: `spinning agent stopped (execution_timeout ${timeoutMs} ms)`, unit: 'ms', median: s.median, p99: s.p99, baseline: { name: 'execution_timeout', median: timeoutMs }, target: `≤ ${timeoutMs + 50} ms`, ok: s.p99 <= timeoutMs + 50 },
+      { name: '  worker replaced (warm spare ready)', unit: 'ms', median: r.median, p99: r.p99, baseline: { name: 'cold worker spawn', median: spawnMs }, target: '< 100 ms', ok: r.p99 < 100 },
+    ];
+  } finally {
+    await p.close();
+  }
+}
+
+/** Largest lag of a 5 ms main-thread timer while two agents spin in the pool. */
+async function responsiveness(durationMs = 2000): Promise<Row[]> {
+  const spin = await createAdmission(LIMITS).admit(await watFile('./fixtures/spin.wat'));
+  const p = pool({ executionTimeoutMs: durationMs + 1000 });
+  try {
+    await p.instantiate('spin-a', spin, { memoryLimitBytes: 65_536 });
+    await p.instantiate('spin-b', spin, { memoryLimitBytes: 65_536 });
+    const running = [p.execute('spin-a', SAMPLE_MESSAGE), p.execute('spin-b', SAMPLE_MESSAGE)];
+    const lags: number[] = [];
+    await new Promise<void>((done) => {
+      let last = performance.now();
+      const end = last + durationMs;
+      const timer = setInterval(() => {
+        const now = performance.now();
+        lags.push(Math.max(0, now - last - 5));
+        last = now;
+        if (now >= end) {
+          clearInterval(timer);
+          done();
+        }
+      }, 5);
+    });
+    await Promise.all(running);
+    const s = summarise(lags);
+    return [{ name: 'main-thread 5 ms timer lag while 2 agents spin', unit: 'ms', median: s.median, p99: s.p99, target: 'max reported', ok: true, baseline: { name: 'max', median: Math.max(...lags) } }];
+  } finally {
+    await p.close();
+  }
+}
+
+export const SANDBOX_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> = [
+  ['admission', admission],
+  ['instantiate', instantiate],
+  ['agents', () => manyAgents()],
+  ['delivery', () => delivery()],
+  ['fuel', fuel],
+  ['watchdog', () => watchdog()],
+  ['responsiveness', () => responsiveness()],
+];
