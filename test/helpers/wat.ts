@@ -16,7 +16,7 @@ function wabt(): Promise<Wabt> {
  * Compiles WAT text to a binary module. `features` enables post-MVP proposals
  * so hostile fixtures (SIMD, threads, ...) can be written at all.
  */
-export async function wat(source: string, features: WatFeatures = {}, name = 'fixture.wat'): Promise<Uint8Array> {
+export async function wat(source: string, features: WatFeatures = {}, name = 'fixture.wat'): Promise<Uint8Array<ArrayBuffer>> {
   const w = await wabt();
   const parsed = w.parseWat(name, source, { multi_value: true, mutable_globals: true, sign_extension: true, sat_float_to_int: true, ...features });
   try {
@@ -31,6 +31,6 @@ export async function wat(source: string, features: WatFeatures = {}, name = 'fi
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
 
 /** Compiles `test/fixtures/<file>`. */
-export async function watFixture(file: string, features: WatFeatures = {}): Promise<Uint8Array> {
+export async function watFixture(file: string, features: WatFeatures = {}): Promise<Uint8Array<ArrayBuffer>> {
   return wat(readFileSync(FIXTURES + file, 'utf8'), features, file);
 }
