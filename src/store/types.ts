@@ -1,0 +1,90 @@
+/**
+ * The store seam: what the rest of the server may ask of durable state. The
+ * SQLite implementation is `createStore` (store.ts); tests of other parts can
+ * stand in their own.
+ *
+ * Times are integers, milliseconds since the Unix epoch, chosen by the caller
+ * (whose clock is injected); the API formats them as RFC 3339.
+ */
+
+export type DesiredState = 'running' | 'stopped';
+
+export interface AgentResources {
+  /** Bytes of linear memory the agent may use. */
+  memoryLimit: number;
+  /** Relative CPU weight against the other agents. */
+  cpuShares: number;
+}
+
+/** What deploy writes. */
+export interface NewAgent {
+  agentId: string;
+  /** Unique in the instance: a second agent with the same name is a `conflict`. */
+  name: string;
+  capabilities: readonly string[];
+  resources: AgentResources;
+  desiredState: DesiredState;
+  nodeId: string;
+  createdAt: number;
+}
+
+/** A stored agent, as read back. */
+export interface AgentRecord extends NewAgent {
+  /** Lowercase hex sha256 of the module as deployed (before instrumentation). */
+  moduleSha256: string;
+  moduleSize: number;
+  restartCount: number;
+  updatedAt: number;
+}
+
+/** The fields that change after deploy; `updatedAt` always does. */
+export interface AgentPatch {
+  restartCount?: number;
+  desiredState?: DesiredState;
+  updatedAt: number;
+}
+
+export interface ListOptions {
+  /** 0 or absent: `DEFAULT_PAGE_SIZE`; above `MAX_PAGE_SIZE`: that maximum. */
+  pageSize?: number;
+  /** `nextPageToken` of the previous page; absent or '' for the first page. */
+  pageToken?: string;
+}
+
+export interface AgentPage {
+  agents: AgentRecord[];
+  /** '' on the last page, as the API returns it. */
+  nextPageToken: string;
+}
+
+export interface DeleteResult {
+  moduleSha256: string;
+  /** True when no agent referenced the module any more and it was removed with the agent. */
+  moduleCollected: boolean;
+}
+
+export interface Store {
+  /** Absolute path of the SQLite file. */
+  readonly path: string;
+  /**
+   * Stores the module (once per sha256) and the agent in one transaction; when
+   * it returns, both are committed. Deploy acknowledges only after this.
+   * Throws `conflict` for a taken name or agent id.
+   */
+  putAgentWithModule(agent: NewAgent, moduleBytes: Uint8Array): AgentRecord;
+  getAgent(agentId: string): AgentRecord | undefined;
+  /** Ordered by (createdAt, agentId); throws `invalid_page_token`. */
+  listAgents(options?: ListOptions): AgentPage;
+  /** Every agent, in list order, for restore at start. The caller may write to the store while iterating. */
+  allAgents(): IterableIterator<AgentRecord>;
+  countAgents(): number;
+  /** Throws `not_found`. */
+  updateAgent(agentId: string, patch: AgentPatch): void;
+  /** Removes the agent and, in the same transaction, its module if now unreferenced. Throws `not_found`. */
+  deleteAgent(agentId: string): DeleteResult;
+  getModule(sha256: string): Uint8Array | undefined;
+  getMeta(key: string): string | undefined;
+  setMeta(key: string, value: string): void;
+  /** Idempotent. */
+  close(): void;
+}
