@@ -4,12 +4,13 @@
  */
 import { availableParallelism, cpus } from 'node:os';
 import { renderTable, type Row } from './harness.js';
+import { BUS_BENCHMARKS } from './bus.bench.js';
 import { SANDBOX_BENCHMARKS } from './sandbox.bench.js';
 import { STORE_BENCHMARKS } from './store.bench.js';
 
 const wanted = new Set(process.argv.slice(2));
 const rows: Row[] = [];
-for (const [name, run] of [...SANDBOX_BENCHMARKS, ...STORE_BENCHMARKS]) {
+for (const [name, run] of [...SANDBOX_BENCHMARKS, ...STORE_BENCHMARKS, ...BUS_BENCHMARKS]) {
   if (wanted.size > 0 && !wanted.has(name)) continue;
   process.stderr.write(`running ${name}…\n`);
   rows.push(...(await run()));

@@ -4,39 +4,10 @@
  * functions; the worker only moves bytes.
  */
 
-/** The 22 FIPA-ACL communicative acts (FIPA SC00037J); any other `message_type` is refused. */
-export const PERFORMATIVES = [
-  'accept-proposal',
-  'agree',
-  'cancel',
-  'cfp',
-  'confirm',
-  'disconfirm',
-  'failure',
-  'inform',
-  'inform-if',
-  'inform-ref',
-  'not-understood',
-  'propagate',
-  'propose',
-  'proxy',
-  'query-if',
-  'query-ref',
-  'refuse',
-  'reject-proposal',
-  'request',
-  'request-when',
-  'request-whenever',
-  'subscribe',
-] as const;
+import { isPerformative, type Performative } from '../bus/performatives.js';
 
-export type Performative = (typeof PERFORMATIVES)[number];
-
-const PERFORMATIVE_SET: ReadonlySet<string> = new Set(PERFORMATIVES);
-
-export function isPerformative(value: unknown): value is Performative {
-  return typeof value === 'string' && PERFORMATIVE_SET.has(value);
-}
+/* The performative list lives with the Message model; re-exported for the ABI's users. */
+export { PERFORMATIVES, isPerformative, type Performative } from '../bus/performatives.js';
 
 /** The incoming message as an agent reads it: the Message JSON of DESIGN.md section 3 (snake_case). */
 export interface IncomingMessage {

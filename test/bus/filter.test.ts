@@ -1,0 +1,68 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SvcError } from '../../src/errors/svc-error.js';
+import type { BusEvent } from '../../src/bus/events.js';
+import { compileFilter, validateFilter, type BusFilter } from '../../src/bus/filter.js';
+import { completeMessage } from '../../src/bus/message.js';
+import type { Performative } from '../../src/bus/performatives.js';
+
+function message(sender: string, receiver: string, type: Performative): BusEvent {
+  return { kind: 'message', direction: 'sent', message: completeMessage({ sender, receiver, message_type: type }) };
+}
+const lifecycle = (agent: string): BusEvent => ({ kind: 'lifecycle', agent_id: agent, from: 'running', to: 'hibernated', reason: 'idle', at: '2025-01-01T00:00:00.000Z' });
+
+const EVENTS: Record<string, BusEvent> = {
+  'a→b inform': message('a', 'b', 'inform'),
+  'b→a request': message('b', 'a', 'request'),
+  'c→d inform': message('c', 'd', 'inform'),
+  'c→d cfp': message('c', 'd', 'cfp'),
+  'lifecycle a': lifecycle('a'),
+  'lifecycle c': lifecycle('c'),
+};
+
+const CASES: Array<{ name: string; filter: BusFilter; passes: string[] }> = [
+  { name: 'none', filter: {}, passes: Object.keys(EVENTS) },
+  { name: 'empty values', filter: { agent_id: '', message_types: [] }, passes: Object.keys(EVENTS) },
+  { name: 'agent (sender or receiver, and its lifecycle)', filter: { agent_id: 'a' }, passes: ['a→b inform', 'b→a request', 'lifecycle a'] },
+  { name: 'agent as receiver only', filter: { agent_id: 'd' }, passes: ['c→d inform', 'c→d cfp'] },
+  { name: 'types (lifecycle excluded)', filter: { message_types: ['inform'] }, passes: ['a→b inform', 'c→d inform'] },
+  { name: 'several types', filter: { message_types: ['request', 'cfp'] }, passes: ['b→a request', 'c→d cfp'] },
+  { name: 'agent and types', filter: { agent_id: 'a', message_types: ['inform'] }, passes: ['a→b inform'] },
+  { name: 'agent and types, lifecycle excluded', filter: { agent_id: 'c', message_types: ['cfp', 'inform'] }, passes: ['c→d inform', 'c→d cfp'] },
+  { name: 'unknown agent', filter: { agent_id: 'zz' }, passes: [] },
+];
+
+for (const { name, filter, passes } of CASES) {
+  test(`filter: ${name}`, () => {
+    const matches = compileFilter(filter);
+    const got = Object.entries(EVENTS).filter(([, e]) => matches(e)).map(([k]) => k);
+    assert.deepEqual(got, passes);
+  });
+}
+
+test('validateFilter reads both spellings and treats empty as unset', () => {
+  assert.deepEqual(validateFilter(undefined), {});
+  assert.deepEqual(validateFilter({ agentId: 'a', messageTypes: ['inform', 'inform', 'cfp'] }), { agent_id: 'a', message_types: ['inform', 'cfp'] });
+  assert.deepEqual(validateFilter({ agent_id: '', message_types: [] }), {});
+  assert.deepEqual(validateFilter({ agent_id: null, message_types: null }), {});
+});
+
+const BAD: Array<[string, unknown, string, string]> = [
+  ['not an object', 'a', 'filter', 'wrong_type'],
+  ['unknown field', { agent: 'a' }, 'agent', 'unknown_field'],
+  ['agent_id not a string', { agent_id: 1 }, 'agent_id', 'wrong_type'],
+  ['agentId too long', { agentId: 'x'.repeat(300) }, 'agentId', 'too_long'],
+  ['message_types not a list', { message_types: 'inform' }, 'message_types', 'wrong_type'],
+  ['unknown performative', { messageTypes: ['inform', 'yell'] }, 'messageTypes', 'unknown_performative'],
+];
+for (const [name, input, field, reason] of BAD) {
+  test(`validateFilter refuses ${name}`, () => {
+    assert.throws(() => validateFilter(input), (error: unknown) => {
+      assert.ok(error instanceof SvcError);
+      assert.equal(error.code, 'INVALID_ARGUMENT');
+      assert.equal(error.metadata['field'], field);
+      assert.equal(error.metadata['reason'], reason);
+      return true;
+    });
+  });
+}

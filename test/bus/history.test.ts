@@ -1,0 +1,73 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createMessageBus } from '../../src/bus/bus.js';
+import { createMessageHistory } from '../../src/bus/history.js';
+import { completeMessage, type Message } from '../../src/bus/message.js';
+
+let counter = 0;
+function msg(sender: string, receiver: string): Message {
+  counter++;
+  return completeMessage({ sender, receiver, message_type: 'inform', content: counter });
+}
+
+test('each tracked agent keeps its last N messages, sent or received, oldest first', () => {
+  const history = createMessageHistory({ perAgent: 3 });
+  history.track('a');
+  history.track('b');
+  const messages = [msg('a', 'b'), msg('b', 'a'), msg('a', 'c'), msg('client:x', 'a'), msg('c', 'b')];
+  for (const m of messages) history.record(m);
+  assert.deepEqual(history.recent('a'), [messages[1], messages[2], messages[3]]);
+  assert.deepEqual(history.recent('b'), [messages[0], messages[1], messages[4]]);
+  assert.deepEqual(history.recent('a', 2), [messages[2], messages[3]]);
+  assert.deepEqual(history.recent('c'), [], 'untracked agents keep nothing');
+  assert.deepEqual(history.stats(), { agents: 2, messages: 6, evictedAgents: 0 });
+});
+
+test('a message an agent sends itself is kept once', () => {
+  const history = createMessageHistory();
+  history.track('a');
+  history.record(msg('a', 'a'));
+  assert.equal(history.recent('a').length, 1);
+});
+
+test('forget drops an agent and its messages; track is idempotent', () => {
+  const history = createMessageHistory({ perAgent: 2 });
+  history.track('a');
+  history.record(msg('a', 'z'));
+  history.track('a');
+  assert.equal(history.recent('a').length, 1);
+  history.forget('a');
+  history.forget('a');
+  assert.deepEqual(history.recent('a'), []);
+  assert.deepEqual(history.stats(), { agents: 0, messages: 0, evictedAgents: 0 });
+});
+
+test('the total stays bounded: past maxAgents the oldest tracked agent is evicted', () => {
+  const history = createMessageHistory({ perAgent: 5, maxAgents: 3 });
+  for (const id of ['a', 'b', 'c']) history.track(id);
+  for (let n = 0; n < 100; n++) for (const id of ['a', 'b', 'c']) history.record(msg(id, 'elsewhere'));
+  assert.equal(history.stats().messages, 15);
+  history.track('d');
+  assert.deepEqual(history.stats(), { agents: 3, messages: 10, evictedAgents: 1 });
+  assert.deepEqual(history.recent('a'), []);
+});
+
+test('follow records each message once from the bus (sent and platform, not delivered)', () => {
+  const bus = createMessageBus();
+  const history = createMessageHistory();
+  history.track('a');
+  const subscription = history.follow(bus.subscribe({ agent_id: 'a' }));
+  const m = msg('client:x', 'a');
+  bus.publish({ kind: 'message', direction: 'sent', message: m });
+  bus.publish({ kind: 'message', direction: 'delivered', message: m });
+  bus.publish({ kind: 'lifecycle', agent_id: 'a', from: null, to: 'starting', reason: 'deploy', at: m.created_at });
+  const failure = bus.reportFailure(msg('a', 'ghost'), 'unknown_receiver');
+  assert.deepEqual(history.recent('a'), [m, failure]);
+  subscription.unsubscribe();
+  assert.equal(bus.stats().subscribers, 0);
+});
+
+test('bad sizes are refused', () => {
+  assert.throws(() => createMessageHistory({ perAgent: 0 }), RangeError);
+  assert.throws(() => createMessageHistory({ maxAgents: -1 }), RangeError);
+});
