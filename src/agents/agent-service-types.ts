@@ -1,0 +1,100 @@
+/**
+ * The one use-case layer both doors (gRPC and REST) call (DESIGN.md section 1).
+ * Transports translate their requests into these calls and the `SvcError`s
+ * thrown here into their status codes; no business logic lives in a transport.
+ * Shapes are snake_case, as the proto's JSON form keeps them.
+ */
+import type { BoundedSink } from '../bus/bounded-sink.js';
+import type { BusEvent } from '../bus/events.js';
+import type { BusFilter } from '../bus/filter.js';
+import type { Message } from '../bus/message.js';
+
+/** The lifecycle states of DESIGN.md section 6, as clients see them. */
+export const AGENT_STATES = ['starting', 'running', 'executing', 'hibernated', 'restarting', 'stopping', 'stopped', 'failed'] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+export interface AgentResources {
+  /** Bytes of linear memory this agent may use; 0 means the server's per-agent maximum. */
+  memory_limit: number;
+  /** Relative CPU weight; 0 means the default weight. */
+  cpu_shares: number;
+}
+
+/** Who is calling, for `client:<principal>` senders, audit and tracing. */
+export interface CallContext {
+  principal: string;
+  trace_id: string;
+  /** Epoch milliseconds after which the call should give up (DEADLINE_EXCEEDED). */
+  deadline?: number;
+}
+
+export interface DeployAgentRequest {
+  name: string;
+  wasm_module: Uint8Array;
+  capabilities: string[];
+  resources: AgentResources;
+}
+
+export interface Agent {
+  agent_id: string;
+  name: string;
+  capabilities: string[];
+  resources: AgentResources;
+  state: AgentState;
+  node_id: string;
+  module_sha256: string;
+  module_size: number;
+  restart_count: number;
+  messages_received: number;
+  messages_sent: number;
+  memory_bytes: number;
+  /** RFC 3339. */
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ListAgentsRequest {
+  page_size?: number;
+  page_token?: string;
+}
+
+export interface ListAgentsResponse {
+  agents: Agent[];
+  /** Empty on the last page. */
+  next_page_token: string;
+}
+
+export interface HealthResponse {
+  status: 'healthy' | 'degraded' | 'unavailable';
+  version: string;
+  agents: { running: number; capacity: number };
+  trace_id: string;
+}
+
+/** The JSON summary of `Metrics` and `GET /api/v1/metrics`. */
+export type MetricsSummary = Record<string, number | Record<string, number>>;
+
+export interface AgentService {
+  deploy(request: DeployAgentRequest, ctx: CallContext): Promise<{ agent_id: string }>;
+  undeploy(agentId: string, ctx: CallContext): Promise<void>;
+  list(request: ListAgentsRequest, ctx: CallContext): Promise<ListAgentsResponse>;
+  get(agentId: string, ctx: CallContext): Promise<Agent>;
+  /**
+   * Validates client input (`validateMessage`: sender becomes `client:<principal>`;
+   * `receiver` from the body or from `receiverOverride`, as `POST /agents/{id}/messages` gives it)
+   * and queues it for delivery. Resolves once accepted (202), not once handled.
+   */
+  send(input: unknown, ctx: CallContext, receiverOverride?: string): Promise<{ message_id: string }>;
+  /**
+   * A live stream of bus events matching `filter` (validated; INVALID_ARGUMENT otherwise),
+   * written through `write` with back-pressure (see `createBoundedSink`); a slow consumer is
+   * dropped with RESOURCE_EXHAUSTED `slow_consumer`. Close the sink when the client goes away.
+   */
+  subscribe(filter: unknown, write: (event: BusEvent) => void | Promise<unknown>, ctx: CallContext): BoundedSink;
+  /** The agent's recent messages, newest last (NOT_FOUND for an unknown agent). */
+  recentMessages(agentId: string, ctx: CallContext, limit?: number): Promise<Message[]>;
+  health(ctx: CallContext): Promise<HealthResponse>;
+  metrics(ctx: CallContext): Promise<MetricsSummary>;
+}
+
+export type { BusFilter };
