@@ -71,8 +71,17 @@ export interface HealthResponse {
   trace_id: string;
 }
 
-/** The JSON summary of `Metrics` and `GET /api/v1/metrics`. */
-export type MetricsSummary = Record<string, number | Record<string, number>>;
+/** One sample of one metric (`svc.v1.MetricSample`). */
+export interface MetricSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The JSON form of `Metrics` and `GET /api/v1/metrics` (`svc.v1.MetricsResponse`). */
+export interface MetricsSummary {
+  samples: MetricSample[];
+}
 
 export interface AgentService {
   deploy(request: DeployAgentRequest, ctx: CallContext): Promise<{ agent_id: string }>;
