@@ -1,12 +1,11 @@
 /**
  * The AssemblyScript example agents (examples/) against the agent ABI: the shape of
- * each built module, its behaviour under a five-call WASI host written here, and
+ * each built module, its behaviour under the platform's WASI shim, and
  * the platform's own admission and executor pool. Builds the examples first when
  * they are missing or older than their sources.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomFillSync } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import wabtInit from 'wabt';
@@ -18,6 +17,7 @@ import { createExecutorPool, type ExecutorPool } from '../../src/sandbox/executo
 import { outputLimitsFrom, sandboxLimitsFrom } from '../../src/sandbox/limits.js';
 import type { AdmittedModule, ExecutionResult } from '../../src/sandbox/types.js';
 import { validateModule } from '../../src/sandbox/validate.js';
+import { createFdTable, createWasiShim } from '../../src/sandbox/wasi.js';
 import { wat } from '../helpers/wat.js';
 
 const EXAMPLES = ['counter', 'crasher', 'echo', 'ping', 'pong'] as const;
@@ -127,11 +127,8 @@ describe('built modules', () => {
 });
 
 // ---------------------------------------------------------------------------
-// A five-call WASI host of its own, independent of src/sandbox/wasi.ts.
-
-const ERRNO_SUCCESS = 0;
-const ERRNO_BADF = 8;
-const ERRNO_INVAL = 28;
+// Agents run on the main thread with the platform's own WASI shim, so each
+// test sees exactly what one `handle` call reads and writes.
 
 interface Run {
   stdout: string[];
@@ -140,83 +137,31 @@ interface Run {
   error: unknown;
 }
 
-function splitLines(chunks: Buffer[]): string[] {
-  const lines = Buffer.concat(chunks).toString('utf8').split('\n');
-  if (lines.at(-1) === '') lines.pop();
-  return lines;
-}
+const TEST_OUTPUT_LIMITS = { maxOutputBytes: 4 * 1024 * 1024, maxOutputMessages: 1000, maxLogBytes: 1024 * 1024 };
 
 class TestHost {
   readonly instance: WebAssembly.Instance;
-  private input: Uint8Array = new Uint8Array(0);
-  private offset = 0;
-  private written: Buffer[][] = [[], [], []];
+  private readonly shim = createWasiShim(TEST_OUTPUT_LIMITS);
+  private readonly fds = createFdTable();
 
   constructor(module: WebAssembly.Module) {
-    this.instance = new WebAssembly.Instance(module, { wasi_snapshot_preview1: this.calls() });
+    this.instance = new WebAssembly.Instance(module, this.shim.imports);
   }
 
   get memory(): WebAssembly.Memory {
     return this.instance.exports['memory'] as WebAssembly.Memory;
   }
 
-  private view(): DataView {
-    return new DataView(this.memory.buffer);
-  }
-
-  private iovecs(iovs: number, count: number): Array<[number, number]> {
-    const view = this.view();
-    return Array.from({ length: count }, (_, i) => [view.getUint32(iovs + 8 * i, true), view.getUint32(iovs + 8 * i + 4, true)]);
-  }
-
-  private calls(): Record<string, (...args: never[]) => number> {
-    return {
-      fd_read: (fd: number, iovs: number, count: number, nread: number) => {
-        if (fd !== 0) return ERRNO_BADF;
-        let total = 0;
-        for (const [ptr, len] of this.iovecs(iovs, count)) {
-          const chunk = this.input.subarray(this.offset, this.offset + len);
-          new Uint8Array(this.memory.buffer).set(chunk, ptr);
-          this.offset += chunk.length;
-          total += chunk.length;
-        }
-        this.view().setUint32(nread, total, true);
-        return ERRNO_SUCCESS;
-      },
-      fd_write: (fd: number, iovs: number, count: number, nwritten: number) => {
-        if (fd !== 1 && fd !== 2) return ERRNO_BADF;
-        let total = 0;
-        for (const [ptr, len] of this.iovecs(iovs, count)) {
-          this.written[fd]!.push(Buffer.from(this.memory.buffer.slice(ptr, ptr + len)));
-          total += len;
-        }
-        this.view().setUint32(nwritten, total, true);
-        return ERRNO_SUCCESS;
-      },
-      fd_close: () => ERRNO_SUCCESS,
-      clock_time_get: (id: number, _precision: bigint, time: number) => {
-        if (id !== 0 && id !== 1) return ERRNO_INVAL;
-        this.view().setBigUint64(time, id === 0 ? BigInt(Date.now()) * 1_000_000n : process.hrtime.bigint(), true);
-        return ERRNO_SUCCESS;
-      },
-      random_get: (buf: number, len: number) => {
-        randomFillSync(new Uint8Array(this.memory.buffer, buf, len));
-        return ERRNO_SUCCESS;
-      },
-    };
-  }
-
   private run(exportName: string, input: Uint8Array): Run {
-    this.input = input;
-    this.offset = 0;
-    this.written = [[], [], []];
+    this.shim.begin(this.memory, this.fds, input);
     let error: unknown = null;
     try {
       (this.instance.exports[exportName] as () => void)();
     } catch (thrown) {
       error = thrown;
     }
-    return { stdout: splitLines(this.written[1]!), stderr: splitLines(this.written[2]!), error };
+    const out = this.shim.end();
+    return { stdout: out.stdout, stderr: out.stderr, error };
   }
 
   initialize(): Run {
@@ -246,7 +191,7 @@ function replies(run: Run): unknown[] {
   return run.stdout.map((line) => JSON.parse(line) as unknown);
 }
 
-describe('SDK and agents under a minimal WASI host', () => {
+describe('SDK and agents under the WASI shim', () => {
   test('echo replies inform with the content, escapes and all of Unicode intact', () => {
     const echo = startAgent('echo');
     for (const content of ['', 'hello', 'quote " backslash \\ slash / tab \t nl \n cr \r ctl \u0001 \u001f', 'héllo wörld ✓ 😀 𝄞', 'x'.repeat(100_000)]) {
