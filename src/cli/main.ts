@@ -7,18 +7,37 @@ import { sandboxLimitsFrom } from '../sandbox/limits.js';
 import { startServer } from '../server.js';
 import { createLogger } from '../telemetry/logger.js';
 import { VERSION } from '../version.js';
+import { AGENTS_USAGE, agentsCommand } from './agents-command.js';
+import { EXIT } from './exit-codes.js';
+import { HEALTH_USAGE, healthCommand } from './health-command.js';
+import { MESSAGES_USAGE, messagesCommand } from './messages-command.js';
+import { errorLine } from './output.js';
+import { UsageError } from './remote.js';
 
-/** Exit codes scripts can rely on. */
-export const EXIT = { ok: 0, failure: 1, usage: 2, config: 3, rejected: 4 } as const;
+export { EXIT };
 
-const USAGE = `usage: svc <command> [--config FILE] [--section.key=value ...]
+const USAGE = `usage: svc <command> [options]
 
-commands:
+server:
   start                run the server until SIGTERM or SIGINT
   check FILE.wasm      run a module through admission and print what it found
   config               print the resolved configuration as JSON
   version              print the version
+  (these take --config FILE and --section.key=value)
+
+client (gRPC to --server HOST:PORT, default the configured server.grpc_addr; --output table|json):
+  agents deploy FILE.wasm --name NAME [--capability C]... [--memory-limit SIZE]
+  agents list | agents get AGENT_ID | agents undeploy AGENT_ID
+  messages send AGENT_ID --type PERFORMATIVE [--content TEXT]
+  messages tail [--agent AGENT_ID] [--type PERFORMATIVE]... [--count N]
+  health
+
+exit codes: 0 ok, 1 failure, 2 usage, 3 config, 4 rejected, 5 not found,
+            6 unavailable or timed out, 7 denied, 8 limited
 `;
+
+/** The usage of the command that failed to parse, so the hint is short. */
+const COMMAND_USAGE: Readonly<Record<string, string>> = { agents: AGENTS_USAGE, messages: MESSAGES_USAGE, health: HEALTH_USAGE };
 
 /** Resolves on the first SIGTERM/SIGINT; a second one exits at once. Installed before start-up so an early signal still drains. */
 function stopSignal(onSecond: (signal: NodeJS.Signals) => void): Promise<NodeJS.Signals> {
@@ -70,6 +89,12 @@ export async function main(args: readonly string[]): Promise<number> {
       case 'config':
         process.stdout.write(`${JSON.stringify(loadConfig({ argv: rest, env: process.env }), null, 2)}\n`);
         return EXIT.ok;
+      case 'agents':
+        return await agentsCommand(rest);
+      case 'messages':
+        return await messagesCommand(rest);
+      case 'health':
+        return await healthCommand(rest);
       case 'version':
       case '--version':
         process.stdout.write(`${VERSION}\n`);
@@ -84,12 +109,16 @@ export async function main(args: readonly string[]): Promise<number> {
         return EXIT.usage;
     }
   } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`svc: ${err.message}\n${COMMAND_USAGE[command ?? ''] ?? USAGE}`);
+      return EXIT.usage;
+    }
     if (err instanceof ConfigError) {
       process.stderr.write(`svc: invalid configuration: ${err.message}\n`);
       return EXIT.config;
     }
     if (isSvcError(err)) {
-      process.stderr.write(`svc: ${err.code}: ${err.message} ${JSON.stringify(err.metadata)}\n`);
+      process.stderr.write(errorLine(err));
       return EXIT.rejected;
     }
     process.stderr.write(`svc: ${err instanceof Error ? err.message : String(err)}\n`);

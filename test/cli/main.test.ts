@@ -1,50 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { wat } from '../helpers/wat.js';
+import { runCli, type Run } from './run-cli.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-/** Resolved here: the child runs in a temporary directory with no node_modules. */
-const TSX = import.meta.resolve('tsx');
 const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs the CLI as a real process; `untilStdout` sends SIGTERM once that text appears. */
+/** Runs the CLI as a real process in `dir`; `untilStdout` sends SIGTERM once that text appears. */
 function svc(args: string[], opts: { env?: Record<string, string>; untilStdout?: string } = {}): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
-      cwd: dir,
-      env: { PATH: process.env.PATH ?? '', ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    let signalled = false;
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.stdout.on('data', (chunk: Buffer) => {
-      stdout += chunk.toString();
-      if (opts.untilStdout !== undefined && !signalled && stdout.includes(opts.untilStdout)) {
-        signalled = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runCli(args, { cwd: dir, ...opts });
 }
 
 function logLines(stdout: string): Array<Record<string, unknown>> {

@@ -1,0 +1,115 @@
+/**
+ * A small promise-based client of `svc.v1.ManagementService`, for the CLI
+ * and for clients written in TypeScript. A failed call rejects with a
+ * `RemoteError` carrying the server's `svc.v1.Error`.
+ */
+import {
+  Metadata,
+  credentials,
+  loadPackageDefinition,
+  type CallOptions,
+  type ClientReadableStream,
+  type ChannelOptions,
+  type ServiceClientConstructor,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import type { Agent, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
+import type { ErrorCode } from '../../errors/svc-error.js';
+import { loadManagementProto, MANAGEMENT_SERVICE_NAME, type ErrorBody } from '../proto.js';
+import { TRACE_ID_METADATA } from './grpc-call-context.js';
+import { errorFromStatus } from './grpc-errors.js';
+import type { ProtoMessage } from './grpc-translate.js';
+
+/** A failed call: the server's error, or one made up from the gRPC status when it sent none. */
+export class RemoteError extends Error {
+  override readonly name = 'RemoteError';
+  readonly code: ErrorCode;
+  readonly grpcCode: number;
+
+  constructor(readonly body: ErrorBody & { code: ErrorCode }, grpcCode: number) {
+    super(body.message);
+    this.code = body.code;
+    this.grpcCode = grpcCode;
+  }
+}
+
+export function remoteError(error: ServiceError): RemoteError {
+  return new RemoteError(errorFromStatus(error), error.code);
+}
+
+export interface DeployInput {
+  name: string;
+  wasm_module: Uint8Array;
+  capabilities?: string[];
+  resources?: { memory_limit?: number; cpu_shares?: number };
+}
+
+/** What a client may set on a message it sends; the server assigns the rest. */
+export type MessageInput = Partial<Omit<ProtoMessage, 'message_id' | 'created_at'>> & { receiver: string; message_type: string };
+
+export interface CallSettings {
+  /** Milliseconds the call may take; none by default. */
+  timeoutMs?: number;
+  /** Sent as `x-trace-id`. */
+  traceId?: string;
+}
+
+export interface GrpcClient {
+  deploy(input: DeployInput, settings?: CallSettings): Promise<{ agent_id: string }>;
+  undeploy(agentId: string, settings?: CallSettings): Promise<void>;
+  list(request?: { page_size?: number; page_token?: string }, settings?: CallSettings): Promise<{ agents: Agent[]; next_page_token: string }>;
+  get(agentId: string, settings?: CallSettings): Promise<Agent>;
+  send(message: MessageInput, settings?: CallSettings): Promise<{ message_id: string }>;
+  /** A live stream; cancel it with `call.cancel()` (its 'error' then reports CANCELLED). */
+  subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
+  health(settings?: CallSettings): Promise<HealthResponse>;
+  metrics(settings?: CallSettings): Promise<MetricsSummary>;
+  close(): void;
+}
+
+type UnaryMethod = (request: unknown, metadata: Metadata, options: CallOptions, callback: (error: ServiceError | null, value?: unknown) => void) => void;
+type StreamMethod = (request: unknown, metadata: Metadata, options: CallOptions) => ClientReadableStream<ProtoMessage>;
+
+function clientConstructor(): ServiceClientConstructor {
+  let node: unknown = loadPackageDefinition(loadManagementProto().packageDefinition);
+  for (const part of MANAGEMENT_SERVICE_NAME.split('.')) node = (node as Record<string, unknown>)[part];
+  return node as ServiceClientConstructor;
+}
+
+function callArgs(settings: CallSettings = {}): [Metadata, CallOptions] {
+  const metadata = new Metadata();
+  if (settings.traceId !== undefined) metadata.set(TRACE_ID_METADATA, settings.traceId);
+  const options: CallOptions = settings.timeoutMs === undefined ? {} : { deadline: Date.now() + settings.timeoutMs };
+  return [metadata, options];
+}
+
+/** `address` is `host:port`; the connection is made on the first call. */
+export function createGrpcClient(address: string, channelOptions: ChannelOptions = {}): GrpcClient {
+  const Client = clientConstructor();
+  const client = new Client(address, credentials.createInsecure(), channelOptions);
+  const methods = client as unknown as Record<string, unknown>;
+
+  function unary<Res>(method: string, request: unknown, settings?: CallSettings): Promise<Res> {
+    const [metadata, options] = callArgs(settings);
+    return new Promise((resolve, reject) => {
+      (methods[method] as UnaryMethod).call(client, request, metadata, options, (error, value) => (error ? reject(remoteError(error)) : resolve(value as Res)));
+    });
+  }
+
+  return {
+    deploy: (input, settings) => unary('DeployAgent', input, settings),
+    undeploy: async (agentId, settings) => {
+      await unary('UndeployAgent', { agent_id: agentId }, settings);
+    },
+    list: (request = {}, settings) => unary('ListAgents', request, settings),
+    get: (agentId, settings) => unary('GetAgent', { agent_id: agentId }, settings),
+    send: (message, settings) => unary('SendMessage', { message }, settings),
+    subscribe: (filter = {}, settings) => {
+      const [metadata, options] = callArgs(settings);
+      return (methods.SubscribeMessages as StreamMethod).call(client, { filter }, metadata, options);
+    },
+    health: (settings) => unary('Health', {}, settings),
+    metrics: (settings) => unary('Metrics', {}, settings),
+    close: () => client.close(),
+  };
+}

@@ -1,0 +1,167 @@
+/**
+ * The `svc.v1.ManagementService` handlers: each one translates its request,
+ * calls `AgentService` and translates the answer or the failure. No business
+ * logic lives here (DESIGN.md section 1).
+ */
+import { once } from 'node:events';
+import { Metadata, type Deadline, type ServerUnaryCall, type ServerWritableStream, type UntypedServiceImplementation, type sendUnaryData } from '@grpc/grpc-js';
+import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
+import type { BoundedSink } from '../../bus/bounded-sink.js';
+import type { BusEvent } from '../../bus/events.js';
+import { SvcError } from '../../errors/svc-error.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { callContextFrom, TRACE_ID_METADATA } from './grpc-call-context.js';
+import { toGrpcStatus } from './grpc-errors.js';
+import {
+  deployRequestFrom,
+  listRequestFrom,
+  messageToProto,
+  streamedMessage,
+  type ProtoDeployAgentRequest,
+  type ProtoListAgentsRequest,
+} from './grpc-translate.js';
+
+export interface HandlerOptions {
+  /** `server.request_timeout`: a unary call running longer fails with DEADLINE_EXCEEDED. */
+  requestTimeoutMs: number;
+  /** Told of every call, so the connection limiter knows its connection sent a request. */
+  onCall?: (call: { getPeer(): string }) => void;
+  log?: Logger;
+}
+
+export interface ManagementHandlers {
+  readonly implementation: UntypedServiceImplementation;
+  /** Open `SubscribeMessages` streams. */
+  readonly streams: number;
+  /** Ends every open stream with `error` (at shutdown: UNAVAILABLE), releasing their subscriptions. */
+  endStreams(error: SvcError): void;
+}
+
+interface CallLike {
+  metadata: Metadata;
+  getDeadline(): Deadline;
+  getPeer(): string;
+}
+
+/** setTimeout cannot wait longer than this (about 24.8 days); a deadline further out is no deadline. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export function createManagementHandlers(service: AgentService, options: HandlerOptions): ManagementHandlers {
+  const { requestTimeoutMs, onCall, log } = options;
+  const open = new Set<(error: SvcError) => void>();
+
+  function contextOf(call: CallLike, timeoutMs?: number): CallContext & { deadline: number } {
+    onCall?.(call);
+    return callContextFrom({ metadata: call.metadata, deadline: call.getDeadline(), timeoutMs });
+  }
+
+  function deadlineError(ctx: CallContext): SvcError {
+    return new SvcError('DEADLINE_EXCEEDED', 'the call did not finish before its deadline', { deadline: new Date(ctx.deadline ?? Date.now()).toISOString() });
+  }
+
+  function report(error: unknown, ctx: CallContext, method: string): void {
+    if (!(error instanceof SvcError)) log?.error({ err: error, trace_id: ctx.trace_id, method }, 'grpc call failed unexpectedly');
+  }
+
+  /** A unary handler around `run`, with the per-call timer that turns an overrun into DEADLINE_EXCEEDED. */
+  function unary<Req, Res>(method: string, run: (request: Req, ctx: CallContext) => Promise<Res>) {
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+      const ctx = contextOf(call, requestTimeoutMs);
+      let settled = false;
+      const fail = (error: unknown): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        report(error, ctx, method);
+        callback(toGrpcStatus(error, ctx.trace_id));
+      };
+      const timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
+      let result: Promise<Res>;
+      try {
+        result = run(call.request, ctx);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      result.then((value) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        callback(null, value);
+      }, fail);
+    };
+  }
+
+  function subscribeMessages(call: ServerWritableStream<{ filter: unknown }, unknown>): void {
+    const ctx = contextOf(call);
+    let sink: BoundedSink | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let ended = false;
+    const end = (): boolean => {
+      if (ended) return false;
+      ended = true;
+      open.delete(fail);
+      clearTimeout(timer);
+      sink?.close();
+      return true;
+    };
+    function fail(error: unknown): void {
+      if (!end()) return;
+      report(error, ctx, 'SubscribeMessages');
+      call.emit('error', toGrpcStatus(error, ctx.trace_id));
+    }
+    // Released at once: a cancelled call must not keep its bus subscription a moment longer.
+    call.on('cancelled', end);
+    // Back-pressure: while grpc-js buffers, the sink waits for 'drain' and queues (bounded) meanwhile.
+    const write = (event: BusEvent): void | Promise<unknown> => {
+      const message = streamedMessage(event);
+      if (message === undefined || ended) return undefined;
+      return call.write(messageToProto(message)) ? undefined : once(call, 'drain');
+    };
+    try {
+      sink = service.subscribe(call.request.filter, write, ctx);
+    } catch (error) {
+      fail(error);
+      return;
+    }
+    if (ended) {
+      sink.close();
+      return;
+    }
+    open.add(fail);
+    // Headers now, not with the first message: they tell the client the subscription is in place.
+    const headers = new Metadata();
+    headers.set(TRACE_ID_METADATA, ctx.trace_id);
+    call.sendMetadata(headers);
+    sink.done.then(() => {
+      if (end()) call.end();
+    }, fail);
+    if (Number.isFinite(ctx.deadline)) {
+      timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
+    }
+  }
+
+  const implementation: UntypedServiceImplementation = {
+    DeployAgent: unary('DeployAgent', (request: ProtoDeployAgentRequest, ctx) => service.deploy(deployRequestFrom(request), ctx)),
+    UndeployAgent: unary('UndeployAgent', async (request: { agent_id: string }, ctx) => {
+      await service.undeploy(request.agent_id, ctx);
+      return {};
+    }),
+    ListAgents: unary('ListAgents', (request: ProtoListAgentsRequest, ctx) => service.list(listRequestFrom(request), ctx)),
+    GetAgent: unary('GetAgent', (request: { agent_id: string }, ctx) => service.get(request.agent_id, ctx)),
+    SendMessage: unary('SendMessage', (request: { message: unknown }, ctx) => service.send(request.message, ctx)),
+    SubscribeMessages: subscribeMessages,
+    Health: unary('Health', (_request: unknown, ctx) => service.health(ctx)),
+    Metrics: unary('Metrics', (_request: unknown, ctx) => service.metrics(ctx)),
+  };
+
+  return {
+    implementation,
+    get streams() {
+      return open.size;
+    },
+    endStreams(error) {
+      for (const fail of [...open]) fail(error);
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * The gRPC door: `svc.v1.ManagementService` over grpc-js, with server
+ * reflection (v1 and v1alpha), behind our own TCP listener that enforces
+ * the connection limits (see grpc-connection-limit.ts).
+ */
+import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
+import { ReflectionService } from '@grpc/reflection';
+import type { AgentService } from '../../agents/agent-service-types.js';
+import { SvcError } from '../../errors/svc-error.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
+import { newTraceId } from '../../telemetry/trace-ids.js';
+import { createConnectionLimiter } from './grpc-connection-limit.js';
+import { toGrpcStatus } from './grpc-errors.js';
+import { createManagementHandlers } from './grpc-handlers.js';
+import { channelOptionsFor, joinAddress, splitAddress, type GrpcServerOptions } from './grpc-server-options.js';
+
+/** Time in-flight calls get to finish at stop before their connections are cut. */
+export const STOP_GRACE_MS = 5_000;
+
+export interface GrpcServer {
+  /** Binds the listener; resolves with the bound `host:port`. */
+  start(): Promise<string>;
+  /**
+   * Stops accepting, ends open streams with UNAVAILABLE (releasing their
+   * subscriptions), lets unary calls finish for up to `graceMs`, then cuts
+   * what is left. Safe to call more than once.
+   */
+  stop(graceMs?: number): Promise<void>;
+  /** Open connections, refused connections and open streams, for metrics and tests. */
+  stats(): { connections: number; refused: number; streams: number };
+}
+
+export interface CreateGrpcServerOptions extends GrpcServerOptions {
+  log?: Logger;
+}
+
+function managementServiceDefinition(): ServiceDefinition {
+  const grpcObject = loadPackageDefinition(loadManagementProto().packageDefinition);
+  let node: unknown = grpcObject;
+  for (const part of MANAGEMENT_SERVICE_NAME.split('.')) node = (node as Record<string, unknown>)[part];
+  return (node as { service: ServiceDefinition }).service;
+}
+
+export function createGrpcServer(service: AgentService, options: CreateGrpcServerOptions): GrpcServer {
+  const { log } = options;
+  const server = new Server(channelOptionsFor(options));
+  const limiter = createConnectionLimiter({
+    maxConnections: options.maxConnections,
+    connectionTimeoutMs: options.connectionTimeoutMs,
+    accept: (socket) => injector.injectConnection(socket),
+    refusal: () =>
+      toGrpcStatus(
+        new SvcError('UNAVAILABLE', `the server accepts at most ${options.maxConnections} connections`, {
+          reason: 'connection_limit',
+          limit: String(options.maxConnections),
+        }),
+        newTraceId(),
+      ),
+  });
+  const handlers = createManagementHandlers(service, {
+    requestTimeoutMs: options.requestTimeoutMs,
+    onCall: (call) => limiter.sawRequest(call),
+    log,
+  });
+  server.addService(managementServiceDefinition(), handlers.implementation);
+  new ReflectionService(loadManagementProto().packageDefinition).addToServer(server);
+  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+
+  let started: Promise<string> | undefined;
+  let stopping: Promise<void> | undefined;
+
+  async function listen(): Promise<string> {
+    const { host, port } = splitAddress(options.address);
+    const bound = await limiter.listen(host, port);
+    const address = joinAddress(bound.address, bound.port);
+    log?.debug({ grpc_addr: address }, 'grpc listener bound');
+    return address;
+  }
+
+  async function shutdown(graceMs: number): Promise<void> {
+    const closed = limiter.close();
+    handlers.endStreams(new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' }));
+    await new Promise<void>((resolve) => {
+      const force = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, graceMs);
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    injector.destroy();
+    await closed;
+  }
+
+  return {
+    start() {
+      started ??= listen();
+      return started;
+    },
+    stop(graceMs = STOP_GRACE_MS) {
+      stopping ??= shutdown(graceMs);
+      return stopping;
+    },
+    stats() {
+      return { connections: limiter.open, refused: limiter.refused, streams: handlers.streams };
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * The /api/v1 routes on @koa/router: one per google.api.http binding, each
+ * transcoding the HTTP request, calling its RPC binding and writing the
+ * response in the proto's JSON form.
+ */
+import Router from '@koa/router';
+import type { AgentService } from '../../agents/agent-service-types.js';
+import { callContext, type GatewayState } from './gateway-state.js';
+import { encodeMessage } from './json-codec.js';
+import { RPC_BINDINGS, type RpcBinding } from './rpc-bindings.js';
+import type { HttpRoute } from './routes.js';
+import { transcode } from './transcode.js';
+
+/** Throws at start for a route whose RPC has no binding, so a new RPC cannot ship half-wired. */
+export function bindingFor(route: HttpRoute, bindings: Readonly<Record<string, RpcBinding>> = RPC_BINDINGS): RpcBinding {
+  const binding = Object.hasOwn(bindings, route.rpc) ? bindings[route.rpc] : undefined;
+  if (binding === undefined) throw new Error(`RPC ${route.rpc} has an HTTP rule (${route.method} ${route.template}) but no REST binding in rpc-bindings.ts`);
+  return binding;
+}
+
+export function createApiRouter(service: AgentService, routes: readonly HttpRoute[]): Router<GatewayState> {
+  const router = new Router<GatewayState>();
+  for (const route of routes) {
+    const binding = bindingFor(route);
+    router.register(route.routerPath, [route.method], async (ctx) => {
+      const request = transcode(route, { params: ctx.params, query: ctx.query, body: ctx.request.body });
+      const result = await binding.invoke({ service, request, ctx: callContext(ctx.state), route });
+      ctx.status = binding.status;
+      ctx.body =
+        binding.list === undefined
+          ? encodeMessage(route.responseType, result)
+          : { [binding.list]: (result as unknown[]).map((item) => encodeMessage(route.responseType, item)) };
+    });
+  }
+  return router;
+}

@@ -1,0 +1,55 @@
+/**
+ * The Koa application of the HTTP listener. Its request pipeline is the list
+ * below, in order, one concern per file; later issues insert authentication,
+ * rate limiting and metrics where marked.
+ */
+import Koa, { type Middleware } from 'koa';
+import type { AgentService } from '../../agents/agent-service-types.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { createApiRouter } from './api-router.js';
+import { createDocsRouter, docsAllowed } from './docs-routes.js';
+import type { GatewayState } from './gateway-state.js';
+import { deadlineMiddleware } from './middleware-deadline.js';
+import { errorMiddleware } from './middleware-errors.js';
+import { jsonBodyMiddleware } from './middleware-json-body.js';
+import { noRouteMiddleware } from './middleware-no-route.js';
+import { traceIdMiddleware } from './middleware-trace-id.js';
+import { PROBE_PATHS, probesMiddleware, type Readiness } from './probes.js';
+import { allowedMethods, findRoute, type HttpRoute } from './routes.js';
+
+/** Methods that may carry a body; the others skip the route lookup of body parsing. */
+const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+export interface GatewayAppOptions {
+  routes: readonly HttpRoute[];
+  openApiDocument: unknown;
+  requestTimeoutMs: number;
+  bodyLimitBytes: number;
+  readiness(): Readiness;
+  log?: Logger;
+}
+
+export function createGatewayApp(service: AgentService, options: GatewayAppOptions): Koa<GatewayState> {
+  const { routes, log } = options;
+  const api = createApiRouter(service, routes);
+  const docs = createDocsRouter(options.openApiDocument);
+  const allowed = (path: string): string[] => [...allowedMethods(routes, path), ...docsAllowed(path), ...(PROBE_PATHS.includes(path) ? ['GET'] : [])];
+
+  const pipeline: Array<Middleware<GatewayState>> = [
+    traceIdMiddleware(), // first: every later step and every error body names the trace id
+    errorMiddleware(log), // whatever is thrown below becomes an Error body with the table's status
+    probesMiddleware(options.readiness), // /health and /ready: outside /api/v1, cheap, never behind auth
+    // authentication, rate limiting and request metrics go here (later issues)
+    deadlineMiddleware(options.requestTimeoutMs),
+    jsonBodyMiddleware({ limitBytes: options.bodyLimitBytes, expectsBody: (method, path) => BODY_METHODS.has(method) && findRoute(routes, method, path)?.route.body !== undefined }),
+    api.routes() as Middleware<GatewayState>,
+    docs.routes() as Middleware<GatewayState>, // after the API: API calls never pay for its matching
+    noRouteMiddleware(allowed), // last: reached only when no route answered
+  ];
+
+  const app = new Koa<GatewayState>();
+  for (const middleware of pipeline) app.use(middleware);
+  // Errors reach here only after headers went out (a docs file failing mid-stream); Koa would print them to stderr.
+  app.on('error', (err: unknown) => log?.warn({ err }, 'response failed after headers were sent'));
+  return app;
+}

@@ -1,0 +1,165 @@
+/**
+ * The HTTP listener (server.http_addr): the Koa gateway, WebSocket streams on
+ * its `upgrade` event, the probes, and the connection limits of the server
+ * section. Routes and the OpenAPI document are derived from the schema here,
+ * once, at creation.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AgentService } from '../../agents/agent-service-types.js';
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { VERSION } from '../../version.js';
+import { loadManagementProto } from '../proto.js';
+import { bindingFor } from './api-router.js';
+import { createGatewayApp } from './gateway-app.js';
+import { formatAddress, parseListenAddress } from './listen-address.js';
+import { buildOpenApi, type OpenApiDocument } from './openapi.js';
+import type { Readiness } from './probes.js';
+import { deriveRoutes, type HttpRoute } from './routes.js';
+import { createWebSocketGateway } from './websocket-gateway.js';
+
+/** Room in a deploy body beside the base64 module: name, capabilities, resources and JSON punctuation. */
+export const BODY_ENVELOPE_BYTES = 64 * 1024;
+/** Unsent bytes per WebSocket above which writes wait for the socket; with the sink's buffer, the most a stalled client holds. */
+export const WS_HIGH_WATER_MARK_BYTES = 256 * 1024;
+/** How long stop() lets in-flight requests finish before cutting their connections. */
+export const DRAIN_GRACE_MS = 5_000;
+/** Node checks header and request timeouts on this period; a quarter of the shorter timeout keeps the overrun under 25 %. */
+const MAX_CHECK_INTERVAL_MS = 30_000;
+const MIN_CHECK_INTERVAL_MS = 100;
+
+export interface HttpServerOptions {
+  /** `host:port`; port 0 binds an ephemeral port. */
+  address: string;
+  maxConnections: number;
+  /** Time a connection has to send a request's headers (Node's headersTimeout). */
+  connectionTimeoutMs: number;
+  /** Time a whole request may take: its receipt (Node's requestTimeout) and its answer (DEADLINE_EXCEEDED). */
+  requestTimeoutMs: number;
+  /** Idle time before a kept-alive connection closes; WebSocket pings come at half of it. */
+  keepAliveTimeoutMs: number;
+  /** runtime.max_module_size: the body limit is its base64 size plus an envelope. */
+  maxModuleSize: number;
+  /** Whether the store, executors and other listeners are up; /ready adds this listener and draining. */
+  readiness?: () => Readiness;
+  log?: Logger;
+  wsHighWaterMarkBytes?: number;
+}
+
+export interface HttpServer {
+  /** Binds and resolves with the bound address (`127.0.0.1:39117`). */
+  start(): Promise<string>;
+  /**
+   * Marks the listener draining, still serving: /ready answers 503 and new
+   * WebSocket upgrades are refused, so load balancers move away before stop().
+   */
+  drain(): void;
+  /** Drains, then: no new connections, streams close (1001), in-flight requests finish or are cut after DRAIN_GRACE_MS. */
+  stop(): Promise<void>;
+  readonly address: string | undefined;
+  readonly routes: readonly HttpRoute[];
+  readonly openApiDocument: OpenApiDocument;
+  /** Open WebSocket streams. */
+  readonly streams: number;
+}
+
+export function bodyLimitFor(maxModuleSize: number): number {
+  return 4 * Math.ceil(maxModuleSize / 3) + BODY_ENVELOPE_BYTES;
+}
+
+/** The listener's options from the configuration; `readiness` and `log` come from the composition root. */
+export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log'> = {}): HttpServerOptions {
+  const { server, runtime } = config;
+  return {
+    address: server.http_addr,
+    maxConnections: server.max_connections,
+    connectionTimeoutMs: server.connection_timeout,
+    requestTimeoutMs: server.request_timeout,
+    keepAliveTimeoutMs: server.keepalive_timeout,
+    maxModuleSize: runtime.max_module_size,
+    ...extra,
+  };
+}
+
+function applyLimits(server: Server, options: HttpServerOptions): void {
+  server.maxConnections = options.maxConnections;
+  // Node refuses headersTimeout above requestTimeout; the request bound covers the headers anyway.
+  server.requestTimeout = options.requestTimeoutMs;
+  server.headersTimeout = Math.min(options.connectionTimeoutMs, options.requestTimeoutMs);
+  server.keepAliveTimeout = options.keepAliveTimeoutMs;
+}
+
+export function createHttpServer(service: AgentService, options: HttpServerOptions): HttpServer {
+  const proto = loadManagementProto();
+  const routes = deriveRoutes(proto.service);
+  const openApiDocument = buildOpenApi(proto.service, routes, { version: VERSION, bindingFor: (route) => bindingFor(route) });
+  const { host, port } = parseListenAddress(options.address);
+  let address: string | undefined;
+  let draining = false;
+  let stopping: Promise<void> | undefined;
+
+  const readiness = (): Readiness => {
+    if (draining) return { ready: false, reason: 'draining' };
+    if (address === undefined) return { ready: false, reason: 'starting' };
+    return options.readiness?.() ?? { ready: true };
+  };
+  const app = createGatewayApp(service, {
+    routes,
+    openApiDocument,
+    requestTimeoutMs: options.requestTimeoutMs,
+    bodyLimitBytes: bodyLimitFor(options.maxModuleSize),
+    readiness,
+    ...(options.log ? { log: options.log } : {}),
+  });
+  const streams = createWebSocketGateway(service, proto.messageType('Message'), {
+    routes: routes.filter((r) => r.streaming && r.method === 'GET'),
+    pingIntervalMs: Math.max(1, Math.floor(options.keepAliveTimeoutMs / 2)),
+    highWaterMarkBytes: options.wsHighWaterMarkBytes ?? WS_HIGH_WATER_MARK_BYTES,
+    accepting: () => !draining,
+    ...(options.log ? { log: options.log } : {}),
+  });
+
+  const shorter = Math.min(options.connectionTimeoutMs, options.requestTimeoutMs);
+  const server = createServer({ connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))) }, app.callback());
+  applyLimits(server, options);
+  server.on('upgrade', streams.handleUpgrade);
+  server.on('drop', (data?: { remoteAddress?: string }) => options.log?.warn({ remote: data?.remoteAddress, max_connections: options.maxConnections }, 'connection refused: max_connections reached'));
+
+  return {
+    routes,
+    openApiDocument,
+    get address() {
+      return address;
+    },
+    get streams() {
+      return streams.clients;
+    },
+    start() {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          address = formatAddress(server.address());
+          resolve(address);
+        });
+      });
+    },
+    drain() {
+      draining = true;
+    },
+    stop() {
+      stopping ??= (async () => {
+        draining = true;
+        if (!server.listening) return;
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        await streams.close();
+        const cut = setTimeout(() => server.closeAllConnections(), DRAIN_GRACE_MS);
+        cut.unref();
+        await closed;
+        clearTimeout(cut);
+      })();
+      return stopping;
+    },
+  };
+}

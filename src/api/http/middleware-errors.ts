@@ -1,0 +1,29 @@
+/**
+ * Turns whatever the later steps throw into the `svc.v1.Error` body with the
+ * status of the error table. INTERNAL failures are logged with their stack
+ * and answered without it.
+ */
+import type { Middleware } from 'koa';
+import type { Logger } from '../../telemetry/logger.js';
+import { httpError } from './error-body.js';
+import type { GatewayState } from './gateway-state.js';
+
+export function errorMiddleware(log?: Logger): Middleware<GatewayState> {
+  return async (ctx, next) => {
+    try {
+      await next();
+    } catch (err) {
+      const answer = httpError(err, ctx.state.traceId);
+      if (answer.body.code === 'INTERNAL') log?.error({ err, trace_id: ctx.state.traceId, method: ctx.method, path: ctx.path }, 'request failed');
+      // A streamed body already sent its headers; the socket is all that is left to close.
+      if (ctx.headerSent) {
+        ctx.req.socket.destroy();
+        return;
+      }
+      ctx.status = answer.status;
+      ctx.set(answer.headers);
+      ctx.set('X-Trace-Id', ctx.state.traceId);
+      ctx.body = answer.body;
+    }
+  };
+}

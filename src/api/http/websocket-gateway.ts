@@ -1,0 +1,219 @@
+/**
+ * The streaming RPCs over WebSocket (`ws` in noServer mode, fed by the HTTP
+ * server's `upgrade` event): `GET /api/v1/messages?agent_id=&message_types=`
+ * and `GET /api/v1/agents/{id}/messages`, as the proto's rules for
+ * SubscribeMessages say. The filter is read and checked before the upgrade,
+ * so a bad one is an HTTP 400 with an Error body, not a socket that closes.
+ *
+ * Each text frame is one Message in its JSON form. Only messages travel, each
+ * once: the `sent` event (and the platform's own `platform` messages); the
+ * `delivered` copy of the same message and lifecycle events are not framed.
+ *
+ * A slow client is bounded exactly as a slow bus subscriber: frames go out at
+ * once while the socket's unsent bytes are under a high-water mark; above it
+ * the write waits for the frame's send callback, events queue in the service's
+ * BoundedSink, and past its buffer the client is dropped (close 1008, reason
+ * `RESOURCE_EXHAUSTED: slow_consumer`, then the socket is cut, since a client
+ * that does not read will not read the close frame either).
+ */
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type protobuf from 'protobufjs';
+import { WebSocket, WebSocketServer } from 'ws';
+import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
+import type { BoundedSink } from '../../bus/bounded-sink.js';
+import type { BusEvent } from '../../bus/events.js';
+import { validateFilter, type BusFilter } from '../../bus/filter.js';
+import type { Message } from '../../bus/message.js';
+import { SvcError, isSvcError } from '../../errors/svc-error.js';
+import type { Logger } from '../../telemetry/logger.js';
+import { httpError } from './error-body.js';
+import { ANONYMOUS_PRINCIPAL } from './gateway-state.js';
+import { encodeMessage } from './json-codec.js';
+import { findRoute, type HttpRoute } from './routes.js';
+import { traceIdFrom } from './trace-id.js';
+import { transcode } from './transcode.js';
+
+/** Close codes (RFC 6455 section 7.4.1). */
+export const CLOSE = { goingAway: 1001, policyViolation: 1008, internalError: 1011 } as const;
+
+/** Clients only listen; a frame from them is never large, and anything bigger is a misuse. */
+const MAX_CLIENT_FRAME_BYTES = 4 * 1024;
+/** How long a dropped client has to take its close frame before the socket is cut. */
+const CLOSE_GRACE_MS = 1_000;
+/** RFC 6455 limits a close reason to 123 bytes. */
+const MAX_REASON_BYTES = 123;
+
+export interface WebSocketGatewayOptions {
+  /** The routes of the server-streaming RPCs (GET). */
+  routes: readonly HttpRoute[];
+  /** Ping period; a client that has not answered the previous ping by the next one is cut. */
+  pingIntervalMs: number;
+  /** Unsent bytes per socket above which a write waits for the socket to drain. */
+  highWaterMarkBytes: number;
+  /** Whether upgrades are accepted (not while draining). */
+  accepting(): boolean;
+  log?: Logger;
+}
+
+export interface WebSocketGateway {
+  /** For the HTTP server's `upgrade` event. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  /** Open streams. */
+  readonly clients: number;
+  /** Closes every stream with 1001 and stops pinging. */
+  close(): Promise<void>;
+}
+
+interface Client {
+  alive: boolean;
+  sink?: BoundedSink;
+}
+
+function reasonText(text: string): string {
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.length <= MAX_REASON_BYTES ? text : bytes.subarray(0, MAX_REASON_BYTES).toString('utf8').replace(/\uFFFD+$/, '');
+}
+
+/** Writes an HTTP error answer on a socket that was never upgraded. */
+function refuse(socket: Duplex, err: unknown, traceId: string): void {
+  const { status, body, headers } = httpError(err, traceId);
+  const json = JSON.stringify(body);
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    `X-Trace-Id: ${traceId}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  if (socket.writable) socket.end(`${lines.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());
+  else socket.destroy();
+}
+
+function queryOf(url: URL): Record<string, string[]> {
+  const query: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
+  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  return query;
+}
+
+export function createWebSocketGateway(service: AgentService, messageType: protobuf.Type, options: WebSocketGatewayOptions): WebSocketGateway {
+  const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false, clientTracking: false });
+  const clients = new Map<WebSocket, Client>();
+  // Many subscribers see the same event object: its frame is built once.
+  const frames = new WeakMap<Message, string>();
+
+  const pinger = setInterval(() => {
+    for (const [ws, client] of clients) {
+      if (!client.alive) {
+        ws.terminate();
+        continue;
+      }
+      client.alive = false;
+      ws.ping();
+    }
+  }, options.pingIntervalMs);
+  pinger.unref();
+
+  function frameOf(message: Message): string {
+    let frame = frames.get(message);
+    if (frame === undefined) {
+      frame = JSON.stringify(encodeMessage(messageType, message));
+      frames.set(message, frame);
+    }
+    return frame;
+  }
+
+  function closeSoon(ws: WebSocket, code: number, reason: string): void {
+    if (ws.readyState === WebSocket.OPEN) ws.close(code, reasonText(reason));
+    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+  }
+
+  function onSinkEnd(ws: WebSocket, err: unknown): void {
+    if (err === undefined) return closeSoon(ws, CLOSE.goingAway, 'stream ended');
+    if (isSvcError(err) && err.code === 'RESOURCE_EXHAUSTED') {
+      options.log?.warn({ metadata: err.metadata }, 'websocket subscriber dropped');
+      return closeSoon(ws, CLOSE.policyViolation, `RESOURCE_EXHAUSTED: ${err.metadata.reason ?? err.message}`);
+    }
+    if (!isSvcError(err)) options.log?.error({ err }, 'websocket stream failed');
+    const code = isSvcError(err) ? err.code : 'INTERNAL';
+    closeSoon(ws, CLOSE.internalError, `${code}: ${isSvcError(err) ? err.message : 'internal error'}`);
+  }
+
+  function stream(ws: WebSocket, filter: BusFilter, ctx: CallContext): void {
+    const client: Client = { alive: true };
+    clients.set(ws, client);
+    ws.on('pong', () => {
+      client.alive = true;
+    });
+    ws.on('close', () => {
+      clients.delete(ws);
+      client.sink?.close();
+    });
+    // A socket error is followed by 'close'; the listener keeps it from being an uncaught exception.
+    ws.on('error', () => undefined);
+
+    const write = (event: BusEvent): void | Promise<void> => {
+      if (event.kind !== 'message' || event.direction === 'delivered' || ws.readyState !== WebSocket.OPEN) return undefined;
+      const frame = frameOf(event.message);
+      if (ws.bufferedAmount < options.highWaterMarkBytes) {
+        ws.send(frame);
+        return undefined;
+      }
+      return new Promise<void>((resolve, reject) => ws.send(frame, (err) => (err ? reject(err) : resolve())));
+    };
+    try {
+      client.sink = service.subscribe(filter, write, ctx);
+    } catch (err) {
+      onSinkEnd(ws, err);
+      return;
+    }
+    client.sink.done.then(
+      () => {
+        if (ws.readyState === WebSocket.OPEN) onSinkEnd(ws, undefined);
+      },
+      (err: unknown) => onSinkEnd(ws, err),
+    );
+  }
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, traceId: string): Promise<void> {
+    if (!options.accepting()) throw new SvcError('UNAVAILABLE', 'the server is draining', { reason: 'draining' });
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const found = findRoute(options.routes, req.method ?? 'GET', url.pathname);
+    if (found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${url.pathname}`, { path: url.pathname });
+    const { route, params } = found;
+    const request = transcode(route, { params, query: queryOf(url) });
+    const filter = validateFilter(request.filter);
+    const ctx: CallContext = { principal: ANONYMOUS_PRINCIPAL, trace_id: traceId };
+    // A path that names an agent names a resource, which must exist; a query filter may name one yet to come.
+    if (route.pathParams.length > 0 && filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);
+    if (socket.destroyed) return;
+    wss.handleUpgrade(req, socket, head, (ws) => stream(ws, filter, ctx));
+  }
+
+  return {
+    handleUpgrade(req, socket, head) {
+      const traceId = traceIdFrom(req.headers);
+      // Until ws takes the socket over, its errors (a client gone mid-handshake) are ours to absorb.
+      const onError = (): void => void socket.destroy();
+      socket.on('error', onError);
+      upgrade(req, socket, head, traceId).then(
+        () => socket.off('error', onError),
+        (err: unknown) => refuse(socket, err, traceId),
+      );
+    },
+    get clients() {
+      return clients.size;
+    },
+    async close() {
+      clearInterval(pinger);
+      const closed = [...clients.keys()].map((ws) => new Promise<void>((resolve) => {
+        ws.once('close', () => resolve());
+        clients.get(ws)?.sink?.close();
+        closeSoon(ws, CLOSE.goingAway, 'server shutting down');
+      }));
+      await Promise.all(closed);
+      wss.close();
+    },
+  };
+}

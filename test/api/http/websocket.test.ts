@@ -1,0 +1,178 @@
+/** WebSocket streams with real `ws` clients against the real AgentService. */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { WebSocket } from 'ws';
+import { call, deployEcho, eventually, startGateway, type Gateway } from './http-fixtures.js';
+
+interface Frame {
+  message_id: string;
+  sender: string;
+  receiver: string;
+  message_type: string;
+  content?: string;
+}
+
+interface Stream {
+  ws: WebSocket;
+  frames: Frame[];
+  closed: Promise<{ code: number; reason: string }>;
+}
+
+let gw: Gateway;
+let a: string;
+let b: string;
+before(async () => {
+  gw = await startGateway(['--server.stream_buffer_size=16', '--runtime.message_history_size=4']);
+  a = await deployEcho(gw.base, 'ws-a');
+  b = await deployEcho(gw.base, 'ws-b');
+});
+after(() => gw.stop());
+
+function open(path: string, options: ConstructorParameters<typeof WebSocket>[2] = {}): Promise<Stream> {
+  const ws = new WebSocket(`ws://${gw.address}${path}`, options);
+  const frames: Frame[] = [];
+  ws.on('message', (data, binary) => {
+    assert.equal(binary, false, 'text frames only');
+    frames.push(JSON.parse(String(data)) as Frame);
+  });
+  const closed = new Promise<{ code: number; reason: string }>((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve({ ws, frames, closed }));
+    ws.once('error', reject);
+  });
+}
+
+/** The HTTP answer to an upgrade the server refuses. */
+function refused(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const ws = new WebSocket(`ws://${gw.address}${path}`);
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => reject(new Error(`upgrade of ${path} accepted`)));
+    ws.once('error', () => undefined);
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += String(chunk)));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
+    });
+  });
+}
+
+async function send(receiver: string, type: string, content: string): Promise<string> {
+  const answer = await call(gw.base, 'POST', '/api/v1/messages', { receiver, message_type: type, content });
+  assert.equal(answer.status, 202, answer.text);
+  return answer.body.message_id as string;
+}
+
+test('per-agent stream: the messages to and from that agent, each once, as Message JSON', async () => {
+  const stream = await open(`/api/v1/agents/${a}/messages`);
+  const toA = await send(a, 'request', 'for a');
+  await send(b, 'request', 'for b');
+  await eventually(() => (stream.frames.length >= 2 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(stream.frames.map((f) => [f.sender === a ? 'a' : f.sender, f.receiver === a ? 'a' : f.receiver, f.message_type, f.content]), [
+    ['client:anonymous', 'a', 'request', 'for a'],
+    ['a', 'client:anonymous', 'inform', 'for a'],
+  ]);
+  assert.equal(stream.frames[0]?.message_id, toA);
+  assert.deepEqual(Object.keys(stream.frames[0]!).sort(), ['content', 'conversation_id', 'created_at', 'message_id', 'message_type', 'metadata', 'receiver', 'sender']);
+  stream.ws.close();
+  assert.equal((await stream.closed).code, 1005);
+});
+
+test('system-wide stream filtered by type, and by agent through the query', async () => {
+  const requests = await open('/api/v1/messages?message_types=request,cfp');
+  const ofB = await open(`/api/v1/messages?agent_id=${b}&message_types=inform`);
+  await send(a, 'request', 'r1');
+  await send(b, 'cfp', 'c1');
+  await send(a, 'inform', 'i1');
+  await eventually(() => (requests.frames.length >= 2 && ofB.frames.length >= 1 ? true : undefined));
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(requests.frames.map((f) => f.content), ['r1', 'c1']);
+  assert.deepEqual(ofB.frames.map((f) => [f.sender, f.message_type, f.content]), [[b, 'inform', 'c1']]);
+  requests.ws.close();
+  ofB.ws.close();
+  await Promise.all([requests.closed, ofB.closed]);
+});
+
+test('a bad filter is an HTTP error before the upgrade', async () => {
+  const shout = await refused('/api/v1/messages?message_types=shout');
+  assert.equal(shout.status, 400);
+  assert.deepEqual([shout.body.code, (shout.body.metadata as Record<string, string>).reason], ['INVALID_ARGUMENT', 'unknown_performative']);
+  assert.match(String(shout.body.trace_id), /^[0-9a-f]{32}$/);
+  assert.equal((await refused('/api/v1/messages?colour=red')).status, 400);
+  assert.equal((await refused(`/api/v1/agents/${a}/messages?agent_id=${b}`)).status, 400);
+  assert.equal((await refused('/api/v1/agents/01J00000000000000000000000/messages')).status, 404);
+  assert.equal((await refused('/api/v1/agents')).status, 404);
+});
+
+test('pings keep a live client; a client that stops answering pings is cut', async () => {
+  const quick = await startGateway(['--server.keepalive_timeout=200ms']);
+  try {
+    const live = new WebSocket(`ws://${quick.address}/api/v1/messages`);
+    let pings = 0;
+    live.on('ping', () => pings++);
+    await new Promise((resolve) => live.once('open', resolve));
+    const mute = new WebSocket(`ws://${quick.address}/api/v1/messages`, { autoPong: false });
+    const muteClosed = new Promise<number>((resolve) => mute.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => mute.once('open', resolve));
+    const started = Date.now();
+    assert.equal(await muteClosed, 1006, 'cut without a close frame');
+    assert.ok(Date.now() - started < 1_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(live.readyState, WebSocket.OPEN);
+    assert.ok(pings >= 3, `pings: ${pings}`);
+    assert.equal(quick.http.streams, 1);
+    live.close();
+  } finally {
+    await quick.stop();
+  }
+});
+
+test('a client that stops reading is dropped after a bounded backlog; the sends never wait for it', async () => {
+  const slow = await open('/api/v1/messages');
+  slow.ws.pause();
+  const content = 'x'.repeat(256 * 1024);
+  const sent = 300;
+  for (let i = 0; i < sent; i++) await send(i % 2 === 0 ? a : b, 'inform', content);
+  await eventually(() => (gw.http.streams === 0 ? true : undefined), 10_000);
+  slow.ws.resume();
+  const { code, reason } = await slow.closed;
+  // The close frame queues behind the unread backlog and the socket is cut after a grace period, so 1006 is as valid as 1008.
+  assert.ok(code === 1008 || code === 1006, `close ${code} ${reason}`);
+  if (code === 1008) assert.equal(reason, 'RESOURCE_EXHAUSTED: slow_consumer');
+  // Socket buffers of both kernels, the high-water mark and the 16 events of the sink; everything else was never buffered.
+  assert.ok(slow.frames.length < 100, `received ${slow.frames.length} of ${2 * sent}`);
+  const health = await call(gw.base, 'GET', '/api/v1/health');
+  assert.equal(health.status, 200);
+});
+
+test('a stream outlives request_timeout; while draining, upgrades are refused with 503', async () => {
+  const own = await startGateway(['--server.request_timeout=300ms', '--server.connection_timeout=200ms']);
+  try {
+    const ws = new WebSocket(`ws://${own.address}/api/v1/messages`);
+    await new Promise((resolve) => ws.once('open', resolve));
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal(ws.readyState, WebSocket.OPEN);
+    own.http.drain();
+    const refusal = await new Promise<number>((resolve) => {
+      const late = new WebSocket(`ws://${own.address}/api/v1/messages`);
+      late.once('error', () => undefined);
+      late.once('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+    });
+    assert.equal(refusal, 503);
+    assert.equal(ws.readyState, WebSocket.OPEN, 'draining keeps open streams');
+  } finally {
+    await own.stop();
+  }
+});
+
+test('stop() closes open streams with 1001', async () => {
+  const own = await startGateway();
+  const stream = await new Promise<Stream>((resolve, reject) => {
+    const ws = new WebSocket(`ws://${own.address}/api/v1/messages`);
+    const closed = new Promise<{ code: number; reason: string }>((r) => ws.on('close', (code, reason) => r({ code, reason: String(reason) })));
+    ws.once('open', () => resolve({ ws, frames: [], closed }));
+    ws.once('error', reject);
+  });
+  await own.stop();
+  assert.deepEqual(await stream.closed, { code: 1001, reason: 'server shutting down' });
+});

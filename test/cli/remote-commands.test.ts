@@ -1,0 +1,131 @@
+/**
+ * The client commands end to end: `svc` runs as a real process against a
+ * real server listening on loopback gRPC. Deploys the echo example, follows
+ * its messages, sends one, lists, gets, undeploys; then the failures, each
+ * with its one-line error and the exit code scripts rely on.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
+import { EXIT } from '../../src/cli/exit-codes.js';
+import { startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from '../api/grpc/grpc-harness.js';
+import { wat } from '../helpers/wat.js';
+import { runCli, startCli, type Run } from './run-cli.js';
+
+const ECHO = (await ensureExamplesBuilt()).get('echo');
+const dir = mkdtempSync(join(tmpdir(), 'svc-cli-remote-'));
+
+describe('svc client commands against a running server', SUITE_TIMEOUT, () => {
+  let s: GrpcTestServer;
+  const svc = (...args: string[]): Promise<Run> => runCli([...args, '--server', s.address], { cwd: dir });
+
+  before(async () => {
+    s = await startGrpcTestServer();
+  });
+  after(async () => {
+    await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('health: healthy, exit 0, in both output forms', async () => {
+    const table = await svc('health');
+    assert.equal(table.code, EXIT.ok, table.stderr);
+    assert.match(table.stdout, /^healthy {2}version \S+ {2}agents 0\/\d+ {2}trace [0-9a-f]{32}\n$/);
+    const json = await svc('health', '--output', 'json');
+    assert.equal((JSON.parse(json.stdout) as { status: string }).status, 'healthy');
+  });
+
+  it('finds the server through SVC_GRPC_ADDR when --server is not given', async () => {
+    const run = await runCli(['health'], { cwd: dir, env: { SVC_GRPC_ADDR: s.address } });
+    assert.equal(run.code, EXIT.ok, run.stderr);
+  });
+
+  it('deploy, tail, send, list, get, undeploy', async () => {
+    assert.ok(ECHO, 'the echo example is built');
+    const deployed = await svc('agents', 'deploy', ECHO, '--name', 'cli-echo', '--capability', 'echo', '--capability', 'test', '--memory-limit', '1MiB');
+    assert.equal(deployed.code, EXIT.ok, deployed.stderr);
+    const id = deployed.stdout.trim();
+    assert.match(id, /^[0-9A-Z]{26}$/);
+
+    const tail = startCli(['messages', 'tail', '--agent', id, '--count', '2', '--output', 'json', '--server', s.address], { cwd: dir });
+    await tail.stderrIncludes('following');
+    const sent = await svc('messages', 'send', id, '--type', 'request', '--content', 'hello from the cli');
+    assert.equal(sent.code, EXIT.ok, sent.stderr);
+    const messageId = sent.stdout.trim();
+    const tailed = await tail.done;
+    assert.equal(tailed.code, EXIT.ok, tailed.stderr);
+    const lines = tailed.stdout.trim().split('\n').map((l) => JSON.parse(l) as { message_id: string; sender: string; message_type: string; content: string; in_reply_to: string });
+    assert.deepEqual(lines.map((m) => [m.sender, m.message_type, m.content]), [
+      ['client:anonymous', 'request', 'hello from the cli'],
+      [id, 'inform', 'hello from the cli'],
+    ]);
+    assert.equal(lines[0]?.message_id, messageId);
+    assert.equal(lines[1]?.in_reply_to, messageId);
+
+    const listed = await svc('agents', 'list');
+    assert.equal(listed.code, EXIT.ok, listed.stderr);
+    assert.match(listed.stdout, /^AGENT_ID\s+NAME\s+STATE/);
+    assert.match(listed.stdout, new RegExp(`^${id}\\s+cli-echo\\s+\\w+`, 'm'));
+    const listedJson = JSON.parse((await svc('agents', 'list', '--output', 'json')).stdout) as { agents: Array<{ agent_id: string }> };
+    assert.ok(listedJson.agents.some((a) => a.agent_id === id));
+
+    const got = await svc('agents', 'get', id, '--output', 'json');
+    assert.equal(got.code, EXIT.ok, got.stderr);
+    const agent = JSON.parse(got.stdout) as { name: string; capabilities: string[]; resources: { memory_limit: number }; messages_received: number };
+    assert.equal(agent.name, 'cli-echo');
+    assert.deepEqual(agent.capabilities, ['echo', 'test']);
+    assert.equal(agent.resources.memory_limit, 1024 * 1024);
+    assert.equal(agent.messages_received, 1);
+    assert.match((await svc('agents', 'get', id)).stdout, /^name\s+cli-echo$/m);
+
+    const undeployed = await svc('agents', 'undeploy', id);
+    assert.equal(undeployed.code, EXIT.ok, undeployed.stderr);
+    assert.equal(undeployed.stdout, `undeployed ${id}\n`);
+
+    const again = await svc('agents', 'undeploy', id);
+    assert.equal(again.code, EXIT.not_found);
+    assert.match(again.stderr, /^svc: NOT_FOUND: .* \(trace [0-9a-f]{32}\)\n$/);
+  });
+
+  it('a refused module: exit 4, one line naming the code and the reason', async () => {
+    const file = join(dir, 'hostile.wasm');
+    writeFileSync(file, await wat('(module (import "wasi_snapshot_preview1" "path_open" (func)) (memory (export "memory") 1 2) (func (export "handle")))'));
+    const run = await svc('agents', 'deploy', file, '--name', 'hostile');
+    assert.equal(run.code, EXIT.rejected);
+    assert.equal(run.stdout, '');
+    assert.equal(run.stderr.split('\n').length, 2, 'one line');
+    assert.match(run.stderr, /^svc: INVALID_MODULE: .*reason=forbidden_import import=wasi_snapshot_preview1\.path_open/);
+  });
+
+  const failures: Array<[string, string[], number, RegExp]> = [
+    ['an invalid performative', ['messages', 'send', 'some-agent', '--type', 'shout'], EXIT.rejected, /^svc: INVALID_ARGUMENT: .*field=message_type/],
+    ['an unknown agent', ['agents', 'get', 'no-such-agent'], EXIT.not_found, /^svc: NOT_FOUND: /],
+    ['a message to an unknown agent', ['messages', 'send', 'no-such-agent', '--type', 'inform'], EXIT.not_found, /^svc: NOT_FOUND: /],
+    ['a tail with an invalid filter', ['messages', 'tail', '--type', 'shout'], EXIT.rejected, /^svc: INVALID_ARGUMENT: /],
+    ['a missing --name', ['agents', 'deploy', 'x.wasm'], EXIT.usage, /--name is required/],
+    ['a missing --type', ['messages', 'send', 'a'], EXIT.usage, /--type is required/],
+    ['an unknown option', ['agents', 'list', '--colour'], EXIT.usage, /Unknown option '--colour'/],
+    ['an unknown output form', ['health', '--output', 'yaml'], EXIT.usage, /--output must be table or json/],
+    ['an unknown subcommand', ['agents', 'explode'], EXIT.usage, /unknown agents subcommand 'explode'/],
+    ['a bad --memory-limit', ['agents', 'deploy', 'x.wasm', '--name', 'n', '--memory-limit', 'lots'], EXIT.usage, /--memory-limit takes a size/],
+    ['a bad --count', ['messages', 'tail', '--count', '0'], EXIT.usage, /--count takes a positive integer/],
+  ];
+  for (const [name, args, code, stderr] of failures) {
+    it(`${name}: exit ${code}`, async () => {
+      const run = await svc(...args);
+      assert.equal(run.code, code, run.stderr);
+      assert.match(run.stderr, stderr);
+    });
+  }
+});
+
+describe('svc client commands without a server', SUITE_TIMEOUT, () => {
+  it('exit 6 (unavailable) with one line naming the address', async () => {
+    const run = await runCli(['health', '--server', '127.0.0.1:1'], { cwd: tmpdir() });
+    assert.equal(run.code, EXIT.unavailable);
+    assert.equal(run.stderr, 'svc: UNAVAILABLE: no connection to the server at 127.0.0.1:1 cause=ECONNREFUSED\n');
+  });
+});

@@ -1,0 +1,79 @@
+/**
+ * Runs the `svc` CLI as a real process (`node --import tsx src/cli/main.ts`),
+ * in a given directory and with only the environment given, so neither the
+ * repository's svc.toml nor the caller's SVC_* variables leak in.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+/** Resolved here: the child may run in a temporary directory with no node_modules. */
+const TSX = import.meta.resolve('tsx');
+/** A CLI run that has not ended by then is killed, so a hang fails the test instead of stalling it. */
+const KILL_AFTER_MS = 20_000;
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  cwd: string;
+  env?: Record<string, string>;
+  /** Sends SIGTERM once stdout contains this. */
+  untilStdout?: string;
+}
+
+export interface Running {
+  readonly child: ChildProcess;
+  readonly done: Promise<Run>;
+  /** Resolves once stderr contains `text`. */
+  stderrIncludes(text: string): Promise<void>;
+}
+
+export function startCli(args: readonly string[], options: RunOptions): Running {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+    cwd: options.cwd,
+    env: { PATH: process.env.PATH ?? '', ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  let signalled = false;
+  const waiters: Array<{ text: string; resolve: () => void }> = [];
+  const timer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+    if (options.untilStdout !== undefined && !signalled && stdout.includes(options.untilStdout)) {
+      signalled = true;
+      child.kill('SIGTERM');
+    }
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+    for (const waiter of waiters.filter((w) => stderr.includes(w.text))) waiter.resolve();
+  });
+  const done = new Promise<Run>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return {
+    child,
+    done,
+    stderrIncludes(text) {
+      if (stderr.includes(text)) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        waiters.push({ text, resolve });
+        void done.then((run) => reject(new Error(`svc exited (${run.code}) before stderr said '${text}': ${run.stderr}`)));
+      });
+    },
+  };
+}
+
+export function runCli(args: readonly string[], options: RunOptions): Promise<Run> {
+  return startCli(args, options).done;
+}
