@@ -1,50 +1,212 @@
+/**
+ * The composition root: the server's supervision tree, built from the
+ * configuration (docs/architecture.md).
+ *
+ *   root (rest_for_one, ordered start and shutdown)
+ *   ├── store    SQLite
+ *   ├── pool     executor worker threads
+ *   ├── bus      message bus and per-agent history
+ *   └── agents   the agent host: agent supervisor, dispatcher, router
+ *
+ * Each service is started after the ones it uses and stopped before them, so
+ * on shutdown the agents drain first (each within `agent_shutdown_timeout`),
+ * then the bus closes, the pool's workers end and the store closes last. A
+ * restarted service restarts every service after it, and a restarted agent
+ * host restores the stored agents, so `AgentService` always reaches the
+ * current generation through `host()`.
+ */
+import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
+import {
+  createExitSignal,
+  createRealClock,
+  createSupervisor,
+  type ChildExit,
+  type ChildHandle,
+  type ChildSpec,
+  type Clock,
+  type Random,
+  type Supervisor,
+} from '../supervisors/index.js';
+import { createAgentHost, type AgentHost } from './agents/agent-host.js';
+import { createAgentService } from './agents/agent-service.js';
+import type { AgentService } from './agents/agent-service-types.js';
+import { agentSettingsFrom, maxAgentMemoryBytes } from './agents/agent-settings.js';
+import { createMessageBus, type MessageBus } from './bus/bus.js';
+import { createMessageHistory, type MessageHistory } from './bus/history.js';
 import type { Config } from './config/schema.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
 import type { ExecutorPool } from './sandbox/types.js';
+import { createStore } from './store/store.js';
+import type { Store } from './store/types.js';
 import type { Logger } from './telemetry/logger.js';
+import { createMetrics, type Metrics } from './telemetry/metrics.js';
+
+export interface StartOptions {
+  /** Where a relative `storage.data_dir` is resolved; default the process's. */
+  cwd?: string;
+  /** The `svc_*` metrics to count on (the metrics listener serves its registry); default a new set. */
+  metrics?: Metrics;
+  /** Drives every timeout and backoff; tests pass a simulated clock. */
+  clock?: Clock;
+  /** Jitter of the restart backoff. */
+  random?: Random;
+}
 
 export interface Server {
-  readonly admission: Admission;
-  readonly pool: ExecutorPool;
+  readonly service: AgentService;
   readonly dataDir: string;
-  /** Stops the executor pool; safe to call more than once. */
+  readonly nodeId: string;
+  readonly admission: Admission;
+  /** The `svc_*` metrics; `metrics.registry` is what the metrics listener serves. */
+  readonly metrics: Metrics;
+  /** The current agent host (tests, benchmarks); undefined once stopped. */
+  host(): AgentHost | undefined;
+  /** The root supervisor's exit: normal after `stop`, abnormal when it gave up. */
+  readonly exited: Promise<ChildExit>;
+  /** Graceful: stop accepting, drain the agents, close the bus, the pool and the store. Idempotent. */
   stop(): Promise<void>;
 }
 
-/**
- * The composition root: builds the services from the configuration. The
- * supervision tree, store and API listeners join here as they are built.
- */
-export async function startServer(config: Config, log: Logger, cwd = process.cwd()): Promise<Server> {
-  const dataDir = resolve(cwd, config.storage.data_dir);
-  mkdirSync(dataDir, { recursive: true });
+/** The store key of this node's generated id. */
+const NODE_ID_KEY = 'node_id';
 
+/** A service as a supervised child: it never exits on its own; stop and kill close it. */
+function serviceHandle(close: () => Promise<void> | void): ChildHandle {
+  const exit = createExitSignal();
+  return { onExit: exit.onExit, stop: close, kill: close };
+}
+
+export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
+  const dataDir = resolve(options.cwd ?? process.cwd(), config.storage.data_dir);
+  mkdirSync(dataDir, { recursive: true });
   const runtime = config.runtime;
+  const settings = agentSettingsFrom(runtime);
+  const clock = options.clock ?? createRealClock();
+  // Modules are compiled once per sha256 whichever generation of the pool runs them.
   const admission = createAdmission(sandboxLimitsFrom(runtime));
-  const pool = createExecutorPool({
-    workers: runtime.executor_workers,
-    wasmMemoryLimitBytes: runtime.wasm_memory_limit,
-    fuelPerExecution: BigInt(runtime.fuel_per_execution),
-    executionTimeoutMs: runtime.execution_timeout,
-    startupTimeoutMs: runtime.agent_startup_timeout,
-    outputLimits: outputLimitsFrom(runtime),
-    stackLimitBytes: runtime.wasm_stack_limit,
-    maxPendingExecutions: runtime.max_concurrent_executions,
+  // One registry for the server's life: counters carry on across a restart of the services.
+  const metrics = options.metrics ?? createMetrics({ dataDir, clock });
+
+  const parts: { store?: Store; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
+  let nodeId = config.cluster.node_id;
+
+  const children: ChildSpec[] = [
+    {
+      id: 'store',
+      start: () => {
+        const store = createStore({ dataDir });
+        if (nodeId === '') {
+          nodeId = store.getMeta(NODE_ID_KEY) ?? randomUUID();
+          store.setMeta(NODE_ID_KEY, nodeId);
+        }
+        parts.store = store;
+        return serviceHandle(() => store.close());
+      },
+    },
+    {
+      id: 'pool',
+      start: () => {
+        const pool = createExecutorPool({
+          workers: runtime.executor_workers,
+          wasmMemoryLimitBytes: runtime.wasm_memory_limit,
+          fuelPerExecution: BigInt(runtime.fuel_per_execution),
+          executionTimeoutMs: runtime.execution_timeout,
+          startupTimeoutMs: runtime.agent_startup_timeout,
+          outputLimits: outputLimitsFrom(runtime),
+          stackLimitBytes: runtime.wasm_stack_limit,
+          maxPendingExecutions: runtime.max_concurrent_executions,
+        });
+        pool.on('workerLost', (event) => log.warn({ worker_id: event.workerId, overran: event.overran, lost: event.lost.length }, 'executor worker lost'));
+        parts.pool = pool;
+        return serviceHandle(() => pool.close());
+      },
+      // Closing terminates the workers; the agents drained before it.
+      shutdownTimeoutMs: runtime.agent_shutdown_timeout,
+    },
+    {
+      id: 'bus',
+      start: () => {
+        const bus = createMessageBus({ subscriberBufferSize: config.server.stream_buffer_size });
+        const history = createMessageHistory({ perAgent: runtime.message_history_size, maxAgents: runtime.max_agents });
+        const following = history.follow(bus.subscribe());
+        parts.bus = bus;
+        parts.history = history;
+        return serviceHandle(() => {
+          following.unsubscribe();
+          bus.close();
+        });
+      },
+    },
+    {
+      id: 'agents',
+      kind: 'supervisor',
+      start: async () => {
+        const host = createAgentHost({
+          store: parts.store!,
+          pool: parts.pool!,
+          bus: parts.bus!,
+          history: parts.history!,
+          admission,
+          log,
+          metrics,
+          clock,
+          settings,
+          ...(options.random === undefined ? {} : { random: options.random }),
+        });
+        host.onExit(() => {
+          if (parts.host === host) parts.host = undefined;
+        });
+        await host.start();
+        parts.host = host;
+        return host;
+      },
+    },
+  ];
+
+  const root: Supervisor = createSupervisor({
+    id: 'root',
+    strategy: 'rest_for_one',
+    shutdownOrder: 'ordered',
+    children,
+    clock,
+    ...(options.random === undefined ? {} : { random: options.random }),
   });
-  pool.on('workerLost', (event) => log.warn({ worker_id: event.workerId, overran: event.overran, lost: event.lost }, 'executor worker lost'));
+  root.on((t) => log.info({ service: t.id, from: t.from, to: t.to, reason: t.reason }, 'service transition'));
+  const exited = new Promise<ChildExit>((resolveExit) => root.onExit(resolveExit));
+  void exited.then((exit) => {
+    if (exit.kind === 'abnormal') log.fatal({ reason: exit.reason }, 'the root supervisor gave up');
+  });
+  metrics.readAtCollect('agentsActive', () => parts.host?.activeAgents());
+  metrics.readAtCollect('messageQueueSize', () => parts.host?.queuedMessages());
+  await root.start();
+
+  const service = createAgentService({
+    host: () => parts.host,
+    nodeId,
+    maxMemoryBytes: maxAgentMemoryBytes(runtime),
+    streamBufferSize: config.server.stream_buffer_size,
+    metrics,
+  });
 
   let stopping: Promise<void> | undefined;
-  log.info({ data_dir: dataDir, workers: pool.stats().workers }, 'started');
+  log.info({ data_dir: dataDir, node_id: nodeId, workers: parts.pool?.stats().workers, agents: parts.host?.size }, 'started');
   return {
-    admission,
-    pool,
+    service,
     dataDir,
+    nodeId,
+    admission,
+    metrics,
+    host: () => parts.host,
+    exited,
     stop() {
-      stopping ??= pool.close().then(() => log.info('stopped'));
+      stopping ??= root.stop('shutdown').then(() => {
+        parts.host = undefined;
+        log.info('stopped');
+      });
       return stopping;
     },
   };

@@ -1,0 +1,60 @@
+/**
+ * The one place where failures of the layers below AgentService become the
+ * public error codes (DESIGN.md section 4): store errors, supervisor errors
+ * from a first start, and the router's refusals of a client's message.
+ */
+import { SupervisorError } from '../../supervisors/index.js';
+import type { FailureReason } from '../bus/message.js';
+import { SvcError, isSvcError, type ErrorCode } from '../errors/svc-error.js';
+import { isStoreError } from '../store/store-error.js';
+
+const STORE_CODES: Readonly<Record<string, ErrorCode>> = {
+  conflict: 'ALREADY_EXISTS',
+  not_found: 'NOT_FOUND',
+  invalid_page_token: 'INVALID_ARGUMENT',
+};
+
+export function fromStoreError(error: unknown): SvcError {
+  if (isSvcError(error)) return error;
+  if (isStoreError(error)) {
+    const code = STORE_CODES[error.kind];
+    if (code !== undefined) return new SvcError(code, error.message, { ...error.metadata, reason: error.kind });
+  }
+  return new SvcError('INTERNAL', 'internal error');
+}
+
+/**
+ * Why a deploy's first start failed. The pool's own errors pass through
+ * (INVALID_MODULE for a trap or fuel exhaustion in `_initialize`,
+ * DEADLINE_EXCEEDED for its watchdog, RESOURCE_EXHAUSTED for memory); the
+ * startup timeout on the supervisor's clock is DEADLINE_EXCEEDED too.
+ */
+export function fromStartFailure(error: unknown, agentId: string): SvcError {
+  if (isSvcError(error)) return error;
+  if (error instanceof SupervisorError) {
+    if (isSvcError(error.cause)) return error.cause;
+    if (error.code === 'start_failed' && error.message.endsWith('start_timeout')) {
+      return new SvcError('DEADLINE_EXCEEDED', 'the agent did not start within agent_startup_timeout', { agent_id: agentId, reason: 'start_timeout' });
+    }
+    if (error.code === 'not_running') return new SvcError('UNAVAILABLE', 'the server is shutting down', { agent_id: agentId, reason: 'draining' });
+  }
+  return new SvcError('INTERNAL', 'internal error', { agent_id: agentId });
+}
+
+/**
+ * A client's message the router refused: unknown receiver NOT_FOUND, a full
+ * mailbox RESOURCE_EXHAUSTED (retry later), a failed agent UNAVAILABLE (it
+ * will not take messages until it is redeployed or restarted).
+ */
+export function fromRefusal(reason: FailureReason, receiver: string): SvcError {
+  switch (reason) {
+    case 'unknown_receiver':
+      return new SvcError('NOT_FOUND', `agent ${receiver} not found`, { agent_id: receiver, reason });
+    case 'mailbox_full':
+      return new SvcError('RESOURCE_EXHAUSTED', `the mailbox of agent ${receiver} is full`, { agent_id: receiver, reason });
+    case 'agent_failed':
+      return new SvcError('UNAVAILABLE', `agent ${receiver} has failed and takes no messages`, { agent_id: receiver, reason });
+    case 'execution_crashed':
+      return new SvcError('INTERNAL', 'internal error', { agent_id: receiver, reason });
+  }
+}

@@ -1,0 +1,213 @@
+/**
+ * `AgentService` (agent-service-types.ts), the one use-case layer both doors
+ * call: it validates, maps errors to the public codes (agent-errors.ts) and
+ * delegates to the current agent host.
+ *
+ * Decisions a client can rely on:
+ * - **deploy** is acknowledged only once the agent record and its module are
+ *   durable (`putAgentWithModule`, synchronous=FULL) and the agent's first
+ *   start succeeded. If `_initialize`/`_start` traps, runs out of fuel or
+ *   overruns `agent_startup_timeout`, the record is deleted again and the call
+ *   fails (INVALID_MODULE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED for memory):
+ *   a module that cannot start is never left deployed. `max_agents` counts
+ *   deploys in progress, so concurrent deploys cannot overshoot it.
+ * - **send** resolves once the message is queued (202). NOT_FOUND: no such
+ *   agent (or it is being undeployed); RESOURCE_EXHAUSTED: its mailbox is
+ *   full, try later; UNAVAILABLE: the agent failed (it takes no messages
+ *   until redeployed) or the server is shutting down. A message accepted and
+ *   then not handled (the agent crashed on it) comes back as a FIPA `failure`
+ *   on the bus, addressed to `client:<principal>`.
+ * - While the server shuts down, every call but the read-only ones is
+ *   UNAVAILABLE.
+ */
+import { validateFilter } from '../bus/filter.js';
+import { newId } from '../bus/message-id.js';
+import { validateMessage } from '../bus/message.js';
+import { SvcError } from '../errors/svc-error.js';
+import { isStoreError } from '../store/store-error.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import { VERSION } from '../version.js';
+import { fromRefusal, fromStartFailure, fromStoreError } from './agent-errors.js';
+import type { AgentHost } from './agent-host.js';
+import type { AgentService, CallContext } from './agent-service-types.js';
+import { toAgent } from './agent-view.js';
+import { validateDeployRequest } from './deploy-request.js';
+
+export interface AgentServiceOptions {
+  /** The current agent host; undefined while the server starts, restarts its services or has stopped. */
+  host: () => AgentHost | undefined;
+  nodeId: string;
+  /** The per-agent memory maximum (`max_memory_pages` × 64 KiB), also what `memory_limit` 0 means. */
+  maxMemoryBytes: number;
+  /** `server.stream_buffer_size`. */
+  streamBufferSize: number;
+  /** The server's registry: `metrics` answers its samples, the figures of the Prometheus listener. */
+  metrics: Metrics;
+}
+
+const MAX_RECENT = 1_000;
+
+function unavailable(): SvcError {
+  return new SvcError('UNAVAILABLE', 'the server is not accepting requests', { reason: 'draining' });
+}
+
+function agentIdOf(value: unknown, field = 'agent_id'): string {
+  if (typeof value !== 'string' || value === '') throw new SvcError('INVALID_ARGUMENT', `${field} is required`, { field, reason: 'required' });
+  return value;
+}
+
+export function createAgentService(options: AgentServiceOptions): AgentService {
+  let deploying = 0;
+
+  /** The host, for calls that change something: refused while shutting down. */
+  function active(): AgentHost {
+    const host = options.host();
+    if (host === undefined || !host.accepting) throw unavailable();
+    return host;
+  }
+
+  /** The host, for reads. */
+  function readable(): AgentHost {
+    const host = options.host();
+    if (host === undefined) throw unavailable();
+    return host;
+  }
+
+  return {
+    async deploy(request, _ctx) {
+      const host = active();
+      const valid = validateDeployRequest(request, { maxMemoryBytes: options.maxMemoryBytes });
+      const { maxAgents } = host.settings;
+      if (host.size + deploying >= maxAgents) {
+        throw new SvcError('RESOURCE_EXHAUSTED', `this instance hosts at most ${maxAgents} agents`, { reason: 'max_agents', limit: String(maxAgents) });
+      }
+      // Reserved until the host registers the agent (synchronously, as `add` begins); from then on `size` counts it.
+      deploying += 1;
+      let reserved = true;
+      try {
+        const admitted = await host.admission.admit(valid.module);
+        if (!host.accepting) throw unavailable();
+        const agentId = newId();
+        let record;
+        try {
+          record = host.store.putAgentWithModule(
+            {
+              agentId,
+              name: valid.name,
+              capabilities: valid.capabilities,
+              resources: { memoryLimit: valid.memoryLimitBytes, cpuShares: valid.cpuShares },
+              desiredState: 'running',
+              nodeId: options.nodeId,
+              createdAt: Date.now(),
+            },
+            valid.module,
+          );
+        } catch (error) {
+          throw fromStoreError(error);
+        }
+        deploying -= 1;
+        reserved = false;
+        try {
+          await host.add(record, admitted);
+        } catch (error) {
+          // Never acknowledged, so never left deployed: the next restart must not bring it back.
+          try {
+            host.store.deleteAgent(agentId);
+          } catch (cleanup) {
+            if (!isStoreError(cleanup, 'not_found')) throw fromStoreError(cleanup);
+          }
+          throw fromStartFailure(error, agentId);
+        }
+        return { agent_id: agentId };
+      } finally {
+        if (reserved) deploying -= 1;
+      }
+    },
+
+    async undeploy(agentId, _ctx) {
+      const host = active();
+      const id = agentIdOf(agentId);
+      if (host.get(id) === undefined && host.store.getAgent(id) === undefined) {
+        throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      }
+      if (host.get(id) !== undefined) await host.remove(id);
+      try {
+        host.store.deleteAgent(id);
+      } catch (error) {
+        // A concurrent undeploy of the same agent got there first.
+        if (!isStoreError(error, 'not_found')) throw fromStoreError(error);
+      }
+    },
+
+    async list(request, _ctx) {
+      const host = readable();
+      const pageSize = request.page_size ?? 0;
+      if (!Number.isSafeInteger(pageSize) || pageSize < 0) {
+        throw new SvcError('INVALID_ARGUMENT', 'page_size must be a whole number >= 0', { field: 'page_size', reason: 'wrong_type' });
+      }
+      let page;
+      try {
+        page = host.store.listAgents({ pageSize, pageToken: request.page_token ?? '' });
+      } catch (error) {
+        const mapped = fromStoreError(error);
+        throw mapped.code === 'INVALID_ARGUMENT' ? new SvcError(mapped.code, mapped.message, { ...mapped.metadata, field: 'page_token' }) : mapped;
+      }
+      return { agents: page.agents.map((record) => toAgent(record, host.get(record.agentId))), next_page_token: page.nextPageToken };
+    },
+
+    async get(agentId, _ctx) {
+      const host = readable();
+      const id = agentIdOf(agentId);
+      const runtime = host.get(id);
+      if (runtime !== undefined) return toAgent(runtime.record, runtime);
+      const record = host.store.getAgent(id);
+      if (record === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      return toAgent(record, undefined);
+    },
+
+    async send(input, ctx: CallContext, receiverOverride) {
+      const host = active();
+      const message = validateMessage(input, {
+        sender: `client:${ctx.principal}`,
+        ...(receiverOverride === undefined ? {} : { receiver: receiverOverride }),
+      });
+      const outcome = host.router.route(message);
+      if (!outcome.ok) {
+        options.metrics.messageErrors.inc({ message_type: message.message_type });
+        throw fromRefusal(outcome.reason, message.receiver);
+      }
+      return { message_id: message.message_id };
+    },
+
+    subscribe(filter, write, _ctx) {
+      const host = active();
+      return host.bus.connect(validateFilter(filter), write, { bufferSize: options.streamBufferSize });
+    },
+
+    async recentMessages(agentId, _ctx, limit) {
+      const host = readable();
+      const id = agentIdOf(agentId);
+      if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
+        throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
+      }
+      if (host.get(id) === undefined && host.store.getAgent(id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      return host.history.recent(id, limit);
+    },
+
+    async health(ctx) {
+      const host = options.host();
+      if (host === undefined) return { status: 'unavailable', version: VERSION, agents: { running: 0, capacity: 0 }, trace_id: ctx.trace_id };
+      const counts = host.countStates();
+      return {
+        status: host.accepting ? 'healthy' : 'unavailable',
+        version: VERSION,
+        agents: { running: counts.running + counts.executing + counts.hibernated, capacity: host.settings.maxAgents },
+        trace_id: ctx.trace_id,
+      };
+    },
+
+    metrics(_ctx) {
+      return options.metrics.toSamples();
+    },
+  };
+}

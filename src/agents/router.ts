@@ -1,0 +1,68 @@
+/**
+ * Where a message goes once it is sent: the seam between the bus and
+ * delivery. Today every receiver is local (an agent's mailbox here, or a
+ * client reading the bus); the cluster issue wraps this router with one that
+ * sends messages for agents on other nodes over gRPC, without agents or the
+ * dispatcher knowing.
+ *
+ * A router accepts or refuses at once and never runs an agent itself: the
+ * mailbox it hands a message to schedules the execution. On acceptance it
+ * publishes the message as `sent`; a refused message is not sent, and the
+ * caller answers its sender (an error to a client, a FIPA `failure` to an
+ * agent).
+ */
+import type { MessageBus } from '../bus/bus.js';
+import type { FailureReason, Message } from '../bus/message.js';
+
+export type RouteOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: FailureReason; readonly detail?: string };
+
+export interface Router {
+  /**
+   * `published`: the message is already on the bus (a platform `failure`,
+   * published by `reportFailure` when it was made), so it is not published
+   * again as `sent`.
+   */
+  route(message: Message, published?: boolean): RouteOutcome;
+}
+
+/** The local agents' mailboxes, as the router sees them. */
+export interface Mailboxes {
+  /**
+   * Whether the local agent `receiver` can take a message now: `null` when it
+   * can, the reason when it cannot, `undefined` when there is no such agent.
+   */
+  refusal(receiver: string): FailureReason | null | undefined;
+  /** Queues a message `refusal` accepted; the agent's dispatch is scheduled from there. */
+  enqueue(message: Message): void;
+}
+
+/** Clients are reached through their subscriptions: for them, published is delivered. */
+export const CLIENT_PREFIX = 'client:';
+
+const ACCEPTED: RouteOutcome = { ok: true };
+const UNKNOWN: RouteOutcome = { ok: false, reason: 'unknown_receiver' };
+const REFUSED: Readonly<Record<FailureReason, RouteOutcome>> = {
+  unknown_receiver: UNKNOWN,
+  agent_failed: { ok: false, reason: 'agent_failed' },
+  mailbox_full: { ok: false, reason: 'mailbox_full' },
+  execution_crashed: { ok: false, reason: 'execution_crashed' },
+};
+
+export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes): Router {
+  return {
+    route(message, published = false) {
+      if (message.receiver.startsWith(CLIENT_PREFIX)) {
+        if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
+        bus.publish({ kind: 'message', direction: 'delivered', message });
+        return ACCEPTED;
+      }
+      const refusal = mailboxes.refusal(message.receiver);
+      if (refusal === undefined) return UNKNOWN;
+      if (refusal !== null) return REFUSED[refusal];
+      // Published before it is queued: queuing may dispatch at once, and `sent` comes before `delivered`.
+      if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
+      mailboxes.enqueue(message);
+      return ACCEPTED;
+    },
+  };
+}

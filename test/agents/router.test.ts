@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { createLocalRouter, type Mailboxes } from '../../src/agents/router.js';
+import { createMessageBus } from '../../src/bus/bus.js';
+import type { BusEvent } from '../../src/bus/events.js';
+import { completeMessage, type FailureReason, type Message } from '../../src/bus/message.js';
+
+function setUp(refusals: Record<string, FailureReason | null>) {
+  const bus = createMessageBus();
+  const events: string[] = [];
+  bus.subscribe().subscribe((e: BusEvent) => events.push(e.kind === 'message' ? `${e.direction}:${e.message.receiver}` : e.kind));
+  const queued: Message[] = [];
+  const mailboxes: Mailboxes = {
+    refusal: (receiver) => refusals[receiver],
+    enqueue: (message) => {
+      events.push(`queued:${message.receiver}`);
+      queued.push(message);
+    },
+  };
+  return { router: createLocalRouter(bus, mailboxes), events, queued };
+}
+
+const to = (receiver: string) => completeMessage({ sender: 'agent-a', receiver, message_type: 'inform' });
+
+describe('local router', () => {
+  it('queues for a local agent, publishing it as sent first', () => {
+    const { router, events, queued } = setUp({ b: null });
+    assert.deepEqual(router.route(to('b')), { ok: true });
+    assert.deepEqual(events, ['sent:b', 'queued:b']);
+    assert.equal(queued.length, 1);
+  });
+
+  it('delivers to a client by publishing: sent, then delivered', () => {
+    const { router, events } = setUp({});
+    assert.deepEqual(router.route(to('client:alice')), { ok: true });
+    assert.deepEqual(events, ['sent:client:alice', 'delivered:client:alice']);
+  });
+
+  it('refuses without publishing: unknown receiver, failed agent, full mailbox', () => {
+    const { router, events, queued } = setUp({ failed: 'agent_failed', full: 'mailbox_full' });
+    assert.deepEqual(router.route(to('nobody')), { ok: false, reason: 'unknown_receiver' });
+    assert.deepEqual(router.route(to('failed')), { ok: false, reason: 'agent_failed' });
+    assert.deepEqual(router.route(to('full')), { ok: false, reason: 'mailbox_full' });
+    assert.deepEqual(events, []);
+    assert.equal(queued.length, 0);
+  });
+
+  it('does not publish again a message already on the bus (a platform failure)', () => {
+    const { router, events } = setUp({ b: null });
+    router.route(to('b'), true);
+    assert.deepEqual(events, ['queued:b']);
+  });
+});
