@@ -44,6 +44,8 @@ import { createStore } from './store/store.js';
 import type { Store } from './store/types.js';
 import type { Logger } from './telemetry/logger.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
+import { createTracing, type Tracing } from './telemetry/tracing.js';
+import { VERSION } from './version.js';
 
 export interface StartOptions {
   /** Where a relative `storage.data_dir` is resolved; default the process's. */
@@ -54,6 +56,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Jitter of the restart backoff. */
   random?: Random;
+  /** Spans and W3C trace context; default one built from the `observability` section. */
+  tracing?: Tracing;
 }
 
 export interface Server {
@@ -63,6 +67,7 @@ export interface Server {
   readonly admission: Admission;
   /** The `svc_*` metrics; `metrics.registry` is what the metrics listener serves. */
   readonly metrics: Metrics;
+  readonly tracing: Tracing;
   /** The current agent host (tests, benchmarks); undefined once stopped. */
   host(): AgentHost | undefined;
   /** The root supervisor's exit: normal after `stop`, abnormal when it gave up. */
@@ -90,6 +95,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const admission = createAdmission(sandboxLimitsFrom(runtime));
   // One registry for the server's life: counters carry on across a restart of the services.
   const metrics = options.metrics ?? createMetrics({ dataDir, clock });
+  const tracing = options.tracing ?? createTracing(config.observability, { serviceVersion: VERSION, log });
 
   const parts: { store?: Store; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
   let nodeId = config.cluster.node_id;
@@ -200,13 +206,17 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     nodeId,
     admission,
     metrics,
+    tracing,
     host: () => parts.host,
     exited,
     stop() {
-      stopping ??= root.stop('shutdown').then(() => {
-        parts.host = undefined;
-        log.info('stopped');
-      });
+      stopping ??= root
+        .stop('shutdown')
+        .then(() => tracing.shutdown())
+        .then(() => {
+          parts.host = undefined;
+          log.info('stopped');
+        });
       return stopping;
     },
   };

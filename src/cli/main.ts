@@ -5,7 +5,8 @@ import { isSvcError } from '../errors/svc-error.js';
 import { createAdmission } from '../sandbox/admission.js';
 import { sandboxLimitsFrom } from '../sandbox/limits.js';
 import { startServer } from '../server.js';
-import { createLogger } from '../telemetry/logger.js';
+import { startListeners, type Listeners } from '../listeners.js';
+import { createLogger, loggerOptionsFrom } from '../telemetry/logger.js';
 import { VERSION } from '../version.js';
 import { AGENTS_USAGE, agentsCommand } from './agents-command.js';
 import { EXIT } from './exit-codes.js';
@@ -55,15 +56,27 @@ function stopSignal(onSecond: (signal: NodeJS.Signals) => void): Promise<NodeJS.
 
 async function start(argv: readonly string[]): Promise<number> {
   const config = loadConfig({ argv, env: process.env });
-  const log = createLogger({ level: config.observability.log_level, enabled: config.observability.enable_logging });
+  const log = createLogger(loggerOptionsFrom(config.observability));
   const stopped = stopSignal((signal) => {
     log.warn({ signal }, 'second signal: exiting without draining');
     process.exit(EXIT.failure);
   });
   const server = await startServer(config, log);
-  log.info({ signal: await stopped }, 'shutting down');
+  let listeners: Listeners;
+  try {
+    listeners = await startListeners(server, config, log);
+  } catch (err) {
+    await server.stop();
+    throw err;
+  }
+  log.info({ ...listeners.addresses }, 'listening');
+  // Either an operator's signal, or the root supervisor giving up on a service.
+  const reason = await Promise.race([stopped.then((signal) => ({ signal })), server.exited.then((exit) => ({ exit }))]);
+  log.info(reason, 'shutting down');
+  listeners.drain();
+  await listeners.stop();
   await server.stop();
-  return EXIT.ok;
+  return 'exit' in reason && reason.exit.kind === 'abnormal' ? EXIT.failure : EXIT.ok;
 }
 
 async function check(argv: readonly string[]): Promise<number> {

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { wat } from '../helpers/wat.js';
-import { runCli, type Run } from './run-cli.js';
+import { createGrpcClient } from '../../src/api/grpc/grpc-client.js';
+import { runCli, startCli, type Run } from './run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,8 +20,36 @@ function logLines(stdout: string): Array<Record<string, unknown>> {
 }
 
 describe('svc CLI', () => {
-  it('start runs with the embedded defaults, creates ./data, and stops cleanly on SIGTERM', async () => {
-    const run = await svc(['start'], { untilStdout: '"msg":"started"' });
+  it('start serves every listener on the embedded default addresses, creates ./data, and stops cleanly on SIGTERM', async () => {
+    const running = startCli(['start'], { cwd: dir });
+    let stdout = '';
+    const listening = new Promise<void>((resolve, reject) => {
+      running.child.stdout?.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes('"msg":"listening"')) resolve();
+      });
+      void running.done.then((run) => reject(new Error(`svc exited (${run.code}) before listening: ${run.stderr}`)));
+    });
+    try {
+      await listening;
+      const line = logLines(stdout.split('\n').filter((l) => l.includes('"msg":"listening"')).join('\n'))[0];
+      assert.deepEqual({ http: line?.http, grpc: line?.grpc, metrics: line?.metrics }, { http: '127.0.0.1:8080', grpc: '127.0.0.1:50051', metrics: '127.0.0.1:9090' });
+      assert.deepEqual(await (await fetch('http://127.0.0.1:8080/health')).json(), { status: 'ok' });
+      assert.equal((await fetch('http://127.0.0.1:8080/ready')).status, 200);
+      const health = (await (await fetch('http://127.0.0.1:8080/api/v1/health', { headers: { 'X-Trace-Id': '0af7651916cd43dd8448eb211c80319c' } })).json()) as { status: string; trace_id: string };
+      assert.equal(health.status, 'healthy');
+      assert.equal(health.trace_id, '0af7651916cd43dd8448eb211c80319c');
+      assert.match(await (await fetch('http://127.0.0.1:9090/metrics')).text(), /^# HELP svc_/m);
+      const client = createGrpcClient('127.0.0.1:50051');
+      try {
+        assert.equal((await client.health()).status, 'healthy');
+      } finally {
+        client.close();
+      }
+    } finally {
+      running.child.kill('SIGTERM');
+    }
+    const run = await running.done;
     assert.equal(run.code, 0, run.stderr);
     const lines = logLines(run.stdout);
     const started = lines.find((l) => l.msg === 'started');

@@ -1,0 +1,77 @@
+/**
+ * The server's doors: the gRPC listener, the HTTP listener (REST gateway,
+ * WebSocket streams, API docs, /health and /ready) and the metrics listener,
+ * all calling the one `AgentService`. Started after the services are up,
+ * drained and stopped before them.
+ */
+import type { Config } from './config/schema.js';
+import { createGrpcServer, type GrpcServer } from './api/grpc/grpc-server.js';
+import { grpcServerOptionsFrom } from './api/grpc/grpc-server-options.js';
+import { createHttpServer, httpServerOptionsFrom, type HttpServer } from './api/http/http-server.js';
+import { createMetricsServer, type MetricsServer } from './api/http/metrics-server.js';
+import type { Readiness } from './api/http/probes.js';
+import type { Server } from './server.js';
+import type { Logger } from './telemetry/logger.js';
+
+export interface ListenerAddresses {
+  http: string;
+  grpc: string;
+  metrics: string | null;
+}
+
+export interface Listeners {
+  readonly addresses: ListenerAddresses;
+  /** /ready answers 503 and streams stop being accepted; requests are still served. */
+  drain(): void;
+  /** Stops accepting, ends streams, lets in-flight calls finish briefly. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Unary calls in flight get this long to finish once the listeners stop. */
+export const LISTENER_GRACE_MS = 5_000;
+
+export async function startListeners(server: Server, config: Config, log: Logger): Promise<Listeners> {
+  let bound = false;
+  let draining = false;
+  const readiness = (): Readiness => {
+    if (draining) return { ready: false, reason: 'draining' };
+    if (!bound) return { ready: false, reason: 'starting' };
+    if (server.host() === undefined) return { ready: false, reason: 'agents not running' };
+    return { ready: true };
+  };
+
+  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), log });
+  const http: HttpServer = createHttpServer(server.service, httpServerOptionsFrom(config, { readiness, log }));
+  const metrics: MetricsServer | undefined = config.observability.enable_metrics
+    ? createMetricsServer(server.metrics.registry, { address: config.server.metrics_addr, maxConnections: config.server.max_connections, log })
+    : undefined;
+
+  const started: Array<{ stop(): Promise<void> }> = [];
+  try {
+    const grpcAddress = await grpc.start();
+    started.push({ stop: () => grpc.stop(LISTENER_GRACE_MS) });
+    const httpAddress = await http.start();
+    started.push(http);
+    const metricsAddress = metrics === undefined ? null : await metrics.start();
+    if (metrics !== undefined) started.push(metrics);
+    bound = true;
+
+    let stopping: Promise<void> | undefined;
+    return {
+      addresses: { http: httpAddress, grpc: grpcAddress, metrics: metricsAddress },
+      drain() {
+        draining = true;
+        http.drain();
+      },
+      stop() {
+        draining = true;
+        stopping ??= Promise.all(started.map((s) => s.stop())).then(() => undefined);
+        return stopping;
+      },
+    };
+  } catch (err) {
+    // A listener that cannot bind (address in use) must not leave the others open.
+    await Promise.allSettled(started.map((s) => s.stop()));
+    throw err;
+  }
+}
