@@ -40,8 +40,10 @@ export async function startListeners(server: Server, config: Config, log: Logger
     return { ready: true };
   };
 
-  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), log });
-  const http: HttpServer = createHttpServer(server.service, httpServerOptionsFrom(config, { readiness, log }));
+  // Both doors trace, count and log with the server's own tracer and registry, the one the metrics listener serves.
+  const telemetry = { log, tracing: server.tracing, metrics: server.metrics };
+  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), ...telemetry });
+  const http: HttpServer = createHttpServer(server.service, httpServerOptionsFrom(config, { readiness, ...telemetry }));
   const metrics: MetricsServer | undefined = config.observability.enable_metrics
     ? createMetricsServer(server.metrics.registry, { address: config.server.metrics_addr, maxConnections: config.server.max_connections, log })
     : undefined;

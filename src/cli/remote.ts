@@ -5,7 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { createGrpcClient, RemoteError, type GrpcClient } from '../api/grpc/grpc-client.js';
-import { joinAddress, splitAddress } from '../api/grpc/grpc-server-options.js';
+import { joinAddress, splitAddress } from '../api/host-port.js';
 import { loadConfig } from '../config/load.js';
 import { exitCodeFor } from './exit-codes.js';
 import { errorLine, isOutputFormat, type OutputFormat } from './output.js';

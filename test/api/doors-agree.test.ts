@@ -17,7 +17,7 @@ let grpcServer: GrpcServer;
 let grpc: GrpcClient;
 before(async () => {
   gw = await startGateway(['--server.grpc_addr=127.0.0.1:0']);
-  grpcServer = createGrpcServer(gw.server.service, grpcServerOptionsFrom(gw.config));
+  grpcServer = createGrpcServer(gw.server.service, { ...grpcServerOptionsFrom(gw.config), tracing: gw.server.tracing, metrics: gw.server.metrics });
   grpc = createGrpcClient(await grpcServer.start());
 });
 after(async () => {
@@ -33,6 +33,14 @@ function comparable(value: Record<string, unknown>, drop: readonly string[]): Re
 
 const AGENT_ASSIGNED = ['agent_id', 'name', 'created_at', 'updated_at', 'state', 'memory_bytes'];
 const MESSAGE_ASSIGNED = ['message_id', 'conversation_id', 'created_at', 'receiver', 'sender'];
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-0[01]$/;
+
+/** A message with the trace context the server writes into its metadata set aside, after checking it is there. */
+function withoutTraceContext(message: Record<string, unknown>): Record<string, unknown> {
+  const { traceparent, tracestate: _tracestate, ...metadata } = (message.metadata ?? {}) as Record<string, string>;
+  assert.match(traceparent ?? '', TRACEPARENT, `metadata of ${JSON.stringify(message)}`);
+  return { ...message, metadata };
+}
 
 async function grpcError(promise: Promise<unknown>): Promise<Record<string, unknown>> {
   try {
@@ -86,7 +94,8 @@ test('messages sent through either door stream the same through either door', as
   assert.deepEqual(wsFrames.map((m) => m.message_id), grpcFrames.map((m) => m.message_id), 'the same messages in the same order');
   assert.deepEqual(wsFrames.map((m) => comparable(m, [])), grpcFrames.map((m) => comparable(m, [])));
   const sent = wsFrames.filter((m) => m.message_id === a.message_id || m.message_id === b.message_id);
-  assert.deepEqual(comparable(sent[0]!, MESSAGE_ASSIGNED), { ...comparable(sent[1]!, MESSAGE_ASSIGNED), content: 'through grpc' });
+  // Each send is its own call, so each message carries its own trace context; the rest is the same.
+  assert.deepEqual(comparable(withoutTraceContext(sent[0]!), MESSAGE_ASSIGNED), { ...comparable(withoutTraceContext(sent[1]!), MESSAGE_ASSIGNED), content: 'through grpc' });
 });
 
 test('the same refusals, with the same codes and metadata', async () => {

@@ -15,8 +15,8 @@ import {
 } from '@grpc/grpc-js';
 import type { Agent, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
 import type { ErrorCode } from '../../errors/svc-error.js';
+import { TRACE_ID_HEADER } from '../../telemetry/trace-context.js';
 import { loadManagementProto, MANAGEMENT_SERVICE_NAME, type ErrorBody } from '../proto.js';
-import { TRACE_ID_METADATA } from './grpc-call-context.js';
 import { errorFromStatus } from './grpc-errors.js';
 import type { ProtoMessage } from './grpc-translate.js';
 
@@ -78,7 +78,7 @@ function clientConstructor(): ServiceClientConstructor {
 
 function callArgs(settings: CallSettings = {}): [Metadata, CallOptions] {
   const metadata = new Metadata();
-  if (settings.traceId !== undefined) metadata.set(TRACE_ID_METADATA, settings.traceId);
+  if (settings.traceId !== undefined) metadata.set(TRACE_ID_HEADER, settings.traceId);
   const options: CallOptions = settings.timeoutMs === undefined ? {} : { deadline: Date.now() + settings.timeoutMs };
   return [metadata, options];
 }

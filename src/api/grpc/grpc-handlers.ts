@@ -10,7 +10,7 @@ import type { BoundedSink } from '../../bus/bounded-sink.js';
 import type { BusEvent } from '../../bus/events.js';
 import { SvcError } from '../../errors/svc-error.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { callContextFrom, TRACE_ID_METADATA } from './grpc-call-context.js';
+import { callContextFrom } from './grpc-call-context.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import {
   deployRequestFrom,
@@ -38,7 +38,6 @@ export interface ManagementHandlers {
 }
 
 interface CallLike {
-  metadata: Metadata;
   getDeadline(): Deadline;
   getPeer(): string;
 }
@@ -52,7 +51,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
 
   function contextOf(call: CallLike, timeoutMs?: number): CallContext & { deadline: number } {
     onCall?.(call);
-    return callContextFrom({ metadata: call.metadata, deadline: call.getDeadline(), timeoutMs });
+    return callContextFrom({ deadline: call.getDeadline(), timeoutMs });
   }
 
   function deadlineError(ctx: CallContext): SvcError {
@@ -129,10 +128,8 @@ export function createManagementHandlers(service: AgentService, options: Handler
       return;
     }
     open.add(fail);
-    // Headers now, not with the first message: they tell the client the subscription is in place.
-    const headers = new Metadata();
-    headers.set(TRACE_ID_METADATA, ctx.trace_id);
-    call.sendMetadata(headers);
+    // Headers now, not with the first message: they tell the client the subscription is in place (the interceptor adds x-trace-id).
+    call.sendMetadata(new Metadata());
     sink.done.then(() => {
       if (end()) call.end();
     }, fail);

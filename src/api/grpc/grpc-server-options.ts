@@ -5,6 +5,8 @@
 import type { ServerOptions } from '@grpc/grpc-js';
 import type { Config } from '../../config/schema.js';
 
+// The CLI's `--server` reads addresses with these; they live in host-port.ts, shared by every listener.
+
 export interface GrpcServerOptions {
   /** `host:port` (`[v6]:port`); port 0 binds an ephemeral port. */
   address: string;
@@ -53,16 +55,4 @@ export function channelOptionsFor(options: GrpcServerOptions): ServerOptions {
     'grpc.keepalive_time_ms': options.keepaliveTimeoutMs,
     'grpc.keepalive_timeout_ms': KEEPALIVE_ACK_TIMEOUT_MS,
   };
-}
-
-/** Splits `host:port` or `[v6]:port` (the forms the config schema accepts). */
-export function splitAddress(address: string): { host: string; port: number } {
-  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d+)$/.exec(address);
-  if (!match) throw new RangeError(`not a host:port address: ${address}`);
-  return { host: match[1] ?? match[2] ?? '', port: Number(match[3]) };
-}
-
-/** `host:port`, bracketing an IPv6 host. */
-export function joinAddress(host: string, port: number): string {
-  return host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
 }

@@ -1,19 +1,25 @@
 /**
  * The gRPC door: `svc.v1.ManagementService` over grpc-js, with server
  * reflection (v1 and v1alpha), behind our own TCP listener that enforces
- * the connection limits (see grpc-connection-limit.ts).
+ * the connection limits (see grpc-connection-limit.ts), every call traced,
+ * counted and logged by one interceptor (grpc-telemetry-interceptor.ts).
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import { SvcError } from '../../errors/svc-error.js';
 import type { Logger } from '../../telemetry/logger.js';
-import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
+import type { Metrics } from '../../telemetry/metrics.js';
 import { newTraceId } from '../../telemetry/trace-ids.js';
+import type { Tracing } from '../../telemetry/tracing.js';
+import { untracedTracing } from '../api-call.js';
+import { joinAddress, splitAddress } from '../host-port.js';
+import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
 import { createConnectionLimiter } from './grpc-connection-limit.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { createManagementHandlers } from './grpc-handlers.js';
-import { channelOptionsFor, joinAddress, splitAddress, type GrpcServerOptions } from './grpc-server-options.js';
+import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
+import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
 
 /** Time in-flight calls get to finish at stop before their connections are cut. */
 export const STOP_GRACE_MS = 5_000;
@@ -33,6 +39,10 @@ export interface GrpcServer {
 
 export interface CreateGrpcServerOptions extends GrpcServerOptions {
   log?: Logger;
+  /** The server's tracer (`server.tracing`); without it calls still get trace ids, from a tracer that records nothing. */
+  tracing?: Tracing;
+  /** The server's metrics (`server.metrics`); without them nothing is counted. */
+  metrics?: Metrics;
 }
 
 function managementServiceDefinition(): ServiceDefinition {
@@ -44,7 +54,10 @@ function managementServiceDefinition(): ServiceDefinition {
 
 export function createGrpcServer(service: AgentService, options: CreateGrpcServerOptions): GrpcServer {
   const { log } = options;
-  const server = new Server(channelOptionsFor(options));
+  const server = new Server({
+    ...channelOptionsFor(options),
+    interceptors: [telemetryInterceptor({ tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log })],
+  });
   const limiter = createConnectionLimiter({
     maxConnections: options.maxConnections,
     connectionTimeoutMs: options.connectionTimeoutMs,

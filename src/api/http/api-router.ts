@@ -5,6 +5,7 @@
  */
 import Router from '@koa/router';
 import type { AgentService } from '../../agents/agent-service-types.js';
+import { describeRequest, describeResponse } from '../api-call.js';
 import { callContext, type GatewayState } from './gateway-state.js';
 import { encodeMessage } from './json-codec.js';
 import { RPC_BINDINGS, type RpcBinding } from './rpc-bindings.js';
@@ -24,7 +25,10 @@ export function createApiRouter(service: AgentService, routes: readonly HttpRout
     const binding = bindingFor(route);
     router.register(route.routerPath, [route.method], async (ctx) => {
       const request = transcode(route, { params: ctx.params, query: ctx.query, body: ctx.request.body });
+      const { call, operation } = ctx.state;
+      describeRequest(call.span, operation, request);
       const result = await binding.invoke({ service, request, ctx: callContext(ctx.state), route });
+      describeResponse(call.span, operation, result);
       ctx.status = binding.status;
       ctx.body =
         binding.list === undefined

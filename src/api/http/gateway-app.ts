@@ -1,11 +1,11 @@
 /**
  * The Koa application of the HTTP listener. Its request pipeline is the list
- * below, in order, one concern per file; later issues insert authentication,
- * rate limiting and metrics where marked.
+ * below, in order, one concern per file; later issues insert authentication
+ * and rate limiting where marked.
  */
 import Koa, { type Middleware } from 'koa';
 import type { AgentService } from '../../agents/agent-service-types.js';
-import type { Logger } from '../../telemetry/logger.js';
+import type { DoorTelemetry } from '../api-call.js';
 import { createApiRouter } from './api-router.js';
 import { createDocsRouter, docsAllowed } from './docs-routes.js';
 import type { GatewayState } from './gateway-state.js';
@@ -13,7 +13,7 @@ import { deadlineMiddleware } from './middleware-deadline.js';
 import { errorMiddleware } from './middleware-errors.js';
 import { jsonBodyMiddleware } from './middleware-json-body.js';
 import { noRouteMiddleware } from './middleware-no-route.js';
-import { traceIdMiddleware } from './middleware-trace-id.js';
+import { telemetryMiddleware } from './middleware-telemetry.js';
 import { PROBE_PATHS, probesMiddleware, type Readiness } from './probes.js';
 import { allowedMethods, findRoute, type HttpRoute } from './routes.js';
 
@@ -26,20 +26,21 @@ export interface GatewayAppOptions {
   requestTimeoutMs: number;
   bodyLimitBytes: number;
   readiness(): Readiness;
-  log?: Logger;
+  telemetry: DoorTelemetry;
 }
 
 export function createGatewayApp(service: AgentService, options: GatewayAppOptions): Koa<GatewayState> {
-  const { routes, log } = options;
+  const { routes, telemetry } = options;
+  const { log } = telemetry;
   const api = createApiRouter(service, routes);
   const docs = createDocsRouter(options.openApiDocument);
   const allowed = (path: string): string[] => [...allowedMethods(routes, path), ...docsAllowed(path), ...(PROBE_PATHS.includes(path) ? ['GET'] : [])];
 
   const pipeline: Array<Middleware<GatewayState>> = [
-    traceIdMiddleware(), // first: every later step and every error body names the trace id
+    telemetryMiddleware(telemetry, routes), // first: the span, trace id, metrics and access line cover every later step
     errorMiddleware(log), // whatever is thrown below becomes an Error body with the table's status
     probesMiddleware(options.readiness), // /health and /ready: outside /api/v1, cheap, never behind auth
-    // authentication, rate limiting and request metrics go here (later issues)
+    // authentication and rate limiting go here (later issues)
     deadlineMiddleware(options.requestTimeoutMs),
     jsonBodyMiddleware({ limitBytes: options.bodyLimitBytes, expectsBody: (method, path) => BODY_METHODS.has(method) && findRoute(routes, method, path)?.route.body !== undefined }),
     api.routes() as Middleware<GatewayState>,

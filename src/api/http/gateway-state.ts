@@ -3,20 +3,24 @@
  * CallContext built from it. Auth (a later issue) sets `principal`.
  */
 import type { CallContext } from '../../agents/agent-service-types.js';
-
-/** The principal of calls made without authentication (security.auth_enabled off). */
-export const ANONYMOUS_PRINCIPAL = 'anonymous';
+import type { SvcError } from '../../errors/svc-error.js';
+import type { ApiOperation } from '../../telemetry/span-names.js';
+import { ANONYMOUS_PRINCIPAL, type ApiCall } from '../api-call.js';
 
 export interface GatewayState {
-  /** Set by the trace-id middleware, first in the list. */
-  traceId: string;
+  /** Set by the telemetry middleware, first in the list: the request's span and trace id. */
+  call: ApiCall;
+  /** The RPC the request's route serves; undefined for probes, docs and unknown paths. */
+  operation?: ApiOperation;
   /** Epoch milliseconds, set by the deadline middleware. */
   deadline?: number;
   principal?: string;
+  /** The failure the error middleware answered with, for the span and the access line. */
+  error?: SvcError;
 }
 
 export function callContext(state: GatewayState): CallContext {
-  const ctx: CallContext = { principal: state.principal ?? ANONYMOUS_PRINCIPAL, trace_id: state.traceId };
+  const ctx: CallContext = { principal: state.principal ?? ANONYMOUS_PRINCIPAL, trace_id: state.call.traceId };
   if (state.deadline !== undefined) ctx.deadline = state.deadline;
   return ctx;
 }

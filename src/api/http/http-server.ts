@@ -2,17 +2,22 @@
  * The HTTP listener (server.http_addr): the Koa gateway, WebSocket streams on
  * its `upgrade` event, the probes, and the connection limits of the server
  * section. Routes and the OpenAPI document are derived from the schema here,
- * once, at creation.
+ * once, at creation. Every connection is counted (open connections and the
+ * bytes it moves); every request is traced, counted and logged (http-call.ts).
  */
 import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../telemetry/logger.js';
+import type { Metrics } from '../../telemetry/metrics.js';
+import type { Tracing } from '../../telemetry/tracing.js';
 import { VERSION } from '../../version.js';
+import { untracedTracing, type DoorTelemetry } from '../api-call.js';
+import { formatAddress, splitAddress } from '../host-port.js';
 import { loadManagementProto } from '../proto.js';
 import { bindingFor } from './api-router.js';
 import { createGatewayApp } from './gateway-app.js';
-import { formatAddress, parseListenAddress } from './listen-address.js';
 import { buildOpenApi, type OpenApiDocument } from './openapi.js';
 import type { Readiness } from './probes.js';
 import { deriveRoutes, type HttpRoute } from './routes.js';
@@ -43,6 +48,10 @@ export interface HttpServerOptions {
   /** Whether the store, executors and other listeners are up; /ready adds this listener and draining. */
   readiness?: () => Readiness;
   log?: Logger;
+  /** The server's tracer (`server.tracing`); without it requests still get trace ids, from a tracer that records nothing. */
+  tracing?: Tracing;
+  /** The server's metrics (`server.metrics`); without them nothing is counted. */
+  metrics?: Metrics;
   wsHighWaterMarkBytes?: number;
 }
 
@@ -67,8 +76,8 @@ export function bodyLimitFor(maxModuleSize: number): number {
   return 4 * Math.ceil(maxModuleSize / 3) + BODY_ENVELOPE_BYTES;
 }
 
-/** The listener's options from the configuration; `readiness` and `log` come from the composition root. */
-export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log'> = {}): HttpServerOptions {
+/** The listener's options from the configuration; `readiness` and the telemetry come from the composition root. */
+export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log' | 'tracing' | 'metrics'> = {}): HttpServerOptions {
   const { server, runtime } = config;
   return {
     address: server.http_addr,
@@ -93,7 +102,8 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
   const proto = loadManagementProto();
   const routes = deriveRoutes(proto.service);
   const openApiDocument = buildOpenApi(proto.service, routes, { version: VERSION, bindingFor: (route) => bindingFor(route) });
-  const { host, port } = parseListenAddress(options.address);
+  const { host, port } = splitAddress(options.address);
+  const telemetry: DoorTelemetry = { tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log: options.log };
   let address: string | undefined;
   let draining = false;
   let stopping: Promise<void> | undefined;
@@ -109,20 +119,22 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     requestTimeoutMs: options.requestTimeoutMs,
     bodyLimitBytes: bodyLimitFor(options.maxModuleSize),
     readiness,
-    ...(options.log ? { log: options.log } : {}),
+    telemetry,
   });
   const streams = createWebSocketGateway(service, proto.messageType('Message'), {
     routes: routes.filter((r) => r.streaming && r.method === 'GET'),
     pingIntervalMs: Math.max(1, Math.floor(options.keepAliveTimeoutMs / 2)),
     highWaterMarkBytes: options.wsHighWaterMarkBytes ?? WS_HIGH_WATER_MARK_BYTES,
     accepting: () => !draining,
-    ...(options.log ? { log: options.log } : {}),
+    telemetry,
   });
 
   const shorter = Math.min(options.connectionTimeoutMs, options.requestTimeoutMs);
   const server = createServer({ connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))) }, app.callback());
   applyLimits(server, options);
   server.on('upgrade', streams.handleUpgrade);
+  const { metrics } = options;
+  if (metrics !== undefined) server.on('connection', (socket: Socket) => metrics.trackConnection(socket));
   server.on('drop', (data?: { remoteAddress?: string }) => options.log?.warn({ remote: data?.remoteAddress, max_connections: options.maxConnections }, 'connection refused: max_connections reached'));
 
   return {

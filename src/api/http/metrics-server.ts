@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { collectDefaultMetrics, type Registry } from 'prom-client';
 import type { Logger } from '../../telemetry/logger.js';
-import { formatAddress, parseListenAddress } from './listen-address.js';
+import { formatAddress, splitAddress } from '../host-port.js';
 
 export const METRICS_PATH = '/metrics';
 /** One default metric, to tell whether the registry already collects the defaults (collecting twice throws). */
@@ -40,7 +40,7 @@ function answer(res: ServerResponse, status: number, type: string, body: string,
 
 export function createMetricsServer(registry: Registry, options: MetricsServerOptions): MetricsServer {
   if (options.collectDefaults !== false && registry.getSingleMetric(DEFAULT_METRIC_PROBE) === undefined) collectDefaultMetrics({ register: registry });
-  const { host, port } = parseListenAddress(options.address);
+  const { host, port } = splitAddress(options.address);
   let address: string | undefined;
   let stopping: Promise<void> | undefined;
 

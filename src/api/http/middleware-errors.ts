@@ -5,24 +5,28 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from '../../telemetry/logger.js';
-import { httpError } from './error-body.js';
+import { asSvcError, httpError } from './error-body.js';
 import type { GatewayState } from './gateway-state.js';
+import { TRACE_ID_RESPONSE_HEADER } from './middleware-telemetry.js';
 
 export function errorMiddleware(log?: Logger): Middleware<GatewayState> {
   return async (ctx, next) => {
     try {
       await next();
     } catch (err) {
-      const answer = httpError(err, ctx.state.traceId);
-      if (answer.body.code === 'INTERNAL') log?.error({ err, trace_id: ctx.state.traceId, method: ctx.method, path: ctx.path }, 'request failed');
+      const { traceId } = ctx.state.call;
+      const error = asSvcError(err);
+      ctx.state.error = error;
+      if (error.code === 'INTERNAL') log?.error({ err, trace_id: traceId, method: ctx.method, path: ctx.path }, 'request failed');
       // A streamed body already sent its headers; the socket is all that is left to close.
       if (ctx.headerSent) {
         ctx.req.socket.destroy();
         return;
       }
+      const answer = httpError(error, traceId);
       ctx.status = answer.status;
       ctx.set(answer.headers);
-      ctx.set('X-Trace-Id', ctx.state.traceId);
+      ctx.set(TRACE_ID_RESPONSE_HEADER, traceId);
       ctx.body = answer.body;
     }
   };

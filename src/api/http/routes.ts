@@ -182,21 +182,36 @@ function routerLiteral(text: string): string {
   return text.replace(/[{}()[\]+?!:*\\]/g, '\\$&');
 }
 
+// A lookup asks every route about the same path: it is split once, for all of them.
+let lastPath: string | undefined;
+let lastParts: readonly string[] = [];
+
+function pathParts(path: string): readonly string[] {
+  if (path !== lastPath) {
+    // A trailing slash is tolerated, as @koa/router does by default.
+    lastParts = (path.length > 1 && path.endsWith('/') ? path.slice(1, -1) : path.slice(1)).split('/');
+    lastPath = path;
+  }
+  return lastParts;
+}
+
 function compileMatcher(segments: readonly Segment[]): HttpRoute['match'] {
   return (path) => {
-    // A trailing slash is tolerated, as @koa/router does by default.
-    const parts = (path.length > 1 && path.endsWith('/') ? path.slice(1, -1) : path.slice(1)).split('/');
+    const parts = pathParts(path);
     if (parts.length !== segments.length) return undefined;
+    // Literals first: most routes fail on one, before anything is decoded or allocated.
+    for (let i = 0; i < segments.length; i++) {
+      const literal = segments[i]?.literal;
+      if (literal !== undefined && parts[i] !== literal) return undefined;
+    }
     const params: Record<string, string> = {};
-    for (const [i, segment] of segments.entries()) {
+    for (let i = 0; i < segments.length; i++) {
+      const param = segments[i]?.param;
+      if (param === undefined) continue;
       const part = parts[i] as string;
-      if (segment.literal !== undefined) {
-        if (part !== segment.literal) return undefined;
-        continue;
-      }
       if (part === '') return undefined;
       try {
-        params[(segment.param as PathParam).name] = decodeURIComponent(part);
+        params[param.name] = decodeURIComponent(part);
       } catch {
         return undefined; // malformed percent-encoding names no resource
       }

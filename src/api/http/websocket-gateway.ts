@@ -18,6 +18,7 @@
  */
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { context } from '@opentelemetry/api';
 import type protobuf from 'protobufjs';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
@@ -26,12 +27,11 @@ import type { BusEvent } from '../../bus/events.js';
 import { validateFilter, type BusFilter } from '../../bus/filter.js';
 import type { Message } from '../../bus/message.js';
 import { SvcError, isSvcError } from '../../errors/svc-error.js';
-import type { Logger } from '../../telemetry/logger.js';
-import { httpError } from './error-body.js';
-import { ANONYMOUS_PRINCIPAL } from './gateway-state.js';
+import { callContext, describeRequest, type DoorTelemetry } from '../api-call.js';
+import { asSvcError, httpError } from './error-body.js';
+import { beginHttpCall, type HttpCall } from './http-call.js';
 import { encodeMessage } from './json-codec.js';
-import { findRoute, type HttpRoute } from './routes.js';
-import { traceIdFrom } from './trace-id.js';
+import type { HttpRoute } from './routes.js';
 import { transcode } from './transcode.js';
 
 /** Close codes (RFC 6455 section 7.4.1). */
@@ -53,7 +53,7 @@ export interface WebSocketGatewayOptions {
   highWaterMarkBytes: number;
   /** Whether upgrades are accepted (not while draining). */
   accepting(): boolean;
-  log?: Logger;
+  telemetry: DoorTelemetry;
 }
 
 export interface WebSocketGateway {
@@ -75,9 +75,13 @@ function reasonText(text: string): string {
   return bytes.length <= MAX_REASON_BYTES ? text : bytes.subarray(0, MAX_REASON_BYTES).toString('utf8').replace(/\uFFFD+$/, '');
 }
 
-/** Writes an HTTP error answer on a socket that was never upgraded. */
-function refuse(socket: Duplex, err: unknown, traceId: string): void {
-  const { status, body, headers } = httpError(err, traceId);
+/** Writes an HTTP error answer on a socket that was never upgraded, and closes the call with it. */
+function refuse(socket: Duplex, err: unknown, call: HttpCall): void {
+  const error = asSvcError(err);
+  const traceId = call.api.traceId;
+  const { status, body, headers } = httpError(error, traceId);
+  call.answered(status, error);
+  call.api.end();
   const json = JSON.stringify(body);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
@@ -98,8 +102,18 @@ function queryOf(url: URL): Record<string, string[]> {
 }
 
 export function createWebSocketGateway(service: AgentService, messageType: protobuf.Type, options: WebSocketGatewayOptions): WebSocketGateway {
+  const { telemetry } = options;
+  const { log, metrics } = telemetry;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false, clientTracking: false });
   const clients = new Map<WebSocket, Client>();
+  // ws answers a malformed handshake with a bare 400 unless 'wsClientError' has a listener; with
+  // this one the refusal is an Error body naming the trace, like every other, and is counted.
+  const handshakes = new WeakMap<IncomingMessage, HttpCall>();
+  wss.on('wsClientError', (err, socket, req) => {
+    const call = handshakes.get(req);
+    if (call === undefined) return void socket.destroy();
+    refuse(socket, new SvcError('INVALID_ARGUMENT', `WebSocket handshake refused: ${err.message}`, { reason: 'bad_handshake' }), call);
+  });
   // Many subscribers see the same event object: its frame is built once.
   const frames = new WeakMap<Message, string>();
 
@@ -129,26 +143,32 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
   }
 
-  function onSinkEnd(ws: WebSocket, err: unknown): void {
+  function onSinkEnd(ws: WebSocket, err: unknown, call: HttpCall): void {
     if (err === undefined) return closeSoon(ws, CLOSE.goingAway, 'stream ended');
+    call.api.fail(asSvcError(err));
     if (isSvcError(err) && err.code === 'RESOURCE_EXHAUSTED') {
-      options.log?.warn({ metadata: err.metadata }, 'websocket subscriber dropped');
+      log?.warn({ metadata: err.metadata, trace_id: call.api.traceId }, 'websocket subscriber dropped');
       return closeSoon(ws, CLOSE.policyViolation, `RESOURCE_EXHAUSTED: ${err.metadata.reason ?? err.message}`);
     }
-    if (!isSvcError(err)) options.log?.error({ err }, 'websocket stream failed');
+    if (!isSvcError(err)) log?.error({ err, trace_id: call.api.traceId }, 'websocket stream failed');
     const code = isSvcError(err) ? err.code : 'INTERNAL';
     closeSoon(ws, CLOSE.internalError, `${code}: ${isSvcError(err) ? err.message : 'internal error'}`);
   }
 
-  function stream(ws: WebSocket, filter: BusFilter, ctx: CallContext): void {
+  function stream(ws: WebSocket, filter: BusFilter, ctx: CallContext, call: HttpCall): void {
     const client: Client = { alive: true };
     clients.set(ws, client);
+    call.answered(101);
+    metrics?.websocketConnections.inc();
     ws.on('pong', () => {
       client.alive = true;
     });
     ws.on('close', () => {
       clients.delete(ws);
       client.sink?.close();
+      metrics?.websocketConnections.dec();
+      // The stream's span covers its whole life, as a gRPC stream's does.
+      call.api.end();
     });
     // A socket error is followed by 'close'; the listener keeps it from being an uncaught exception.
     ws.on('error', () => undefined);
@@ -165,41 +185,47 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     try {
       client.sink = service.subscribe(filter, write, ctx);
     } catch (err) {
-      onSinkEnd(ws, err);
+      onSinkEnd(ws, err, call);
       return;
     }
     client.sink.done.then(
       () => {
-        if (ws.readyState === WebSocket.OPEN) onSinkEnd(ws, undefined);
+        if (ws.readyState === WebSocket.OPEN) onSinkEnd(ws, undefined, call);
       },
-      (err: unknown) => onSinkEnd(ws, err),
+      (err: unknown) => onSinkEnd(ws, err, call),
     );
   }
 
-  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, traceId: string): Promise<void> {
+  /** Runs in the call's context, so the service's work is part of the stream's span. */
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, call: HttpCall): Promise<void> {
     if (!options.accepting()) throw new SvcError('UNAVAILABLE', 'the server is draining', { reason: 'draining' });
     const url = new URL(req.url ?? '/', 'http://localhost');
-    const found = findRoute(options.routes, req.method ?? 'GET', url.pathname);
-    if (found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${url.pathname}`, { path: url.pathname });
-    const { route, params } = found;
+    if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${url.pathname}`, { path: url.pathname });
+    const { route, params } = call.found;
     const request = transcode(route, { params, query: queryOf(url) });
+    describeRequest(call.api.span, call.operation, request);
     const filter = validateFilter(request.filter);
-    const ctx: CallContext = { principal: ANONYMOUS_PRINCIPAL, trace_id: traceId };
+    const ctx = callContext();
     // A path that names an agent names a resource, which must exist; a query filter may name one yet to come.
     if (route.pathParams.length > 0 && filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);
-    if (socket.destroyed) return;
-    wss.handleUpgrade(req, socket, head, (ws) => stream(ws, filter, ctx));
+    if (socket.destroyed) {
+      // The client left before its answer: nothing was answered, so nothing is counted.
+      call.api.end();
+      return;
+    }
+    handshakes.set(req, call);
+    wss.handleUpgrade(req, socket, head, (ws) => stream(ws, filter, ctx, call));
   }
 
   return {
     handleUpgrade(req, socket, head) {
-      const traceId = traceIdFrom(req.headers);
+      const call = beginHttpCall(telemetry, options.routes, req, true);
       // Until ws takes the socket over, its errors (a client gone mid-handshake) are ours to absorb.
       const onError = (): void => void socket.destroy();
       socket.on('error', onError);
-      upgrade(req, socket, head, traceId).then(
+      context.with(call.api.context, () => upgrade(req, socket, head, call)).then(
         () => socket.off('error', onError),
-        (err: unknown) => refuse(socket, err, traceId),
+        (err: unknown) => refuse(socket, err, call),
       );
     },
     get clients() {

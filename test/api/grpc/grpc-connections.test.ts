@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { createGrpcClient, type GrpcClient } from '../../../src/api/grpc/grpc-client.js';
-import { splitAddress } from '../../../src/api/grpc/grpc-server-options.js';
+import { splitAddress } from '../../../src/api/host-port.js';
 import { waitFor } from '../../agents/agent-fixtures.js';
 import { assertError, failure, startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from './grpc-harness.js';
 

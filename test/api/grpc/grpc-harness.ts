@@ -12,7 +12,7 @@ import type { ErrorCode } from '../../../src/errors/svc-error.js';
 import { startTestServer, testConfig, type TestServer } from '../../agents/agent-fixtures.js';
 
 /** For every suite that starts a server: a hang fails the suite instead of stalling the whole run. */
-export const SUITE_TIMEOUT = { timeout: 60_000 };
+export const SUITE_TIMEOUT = { timeout: 240_000 };
 
 export interface GrpcTestServer {
   readonly t: TestServer;
@@ -28,7 +28,7 @@ export interface GrpcTestServer {
 export async function startGrpcTestServer(overrides: Record<string, string | number> = {}): Promise<GrpcTestServer> {
   const settings = { 'server.grpc_addr': '127.0.0.1:0', ...overrides };
   const t = await startTestServer({ overrides: settings });
-  const grpc = createGrpcServer(t.service, grpcServerOptionsFrom(testConfig(t.dir, settings)));
+  const grpc = createGrpcServer(t.service, { ...grpcServerOptionsFrom(testConfig(t.dir, settings)), tracing: t.server.tracing, metrics: t.server.metrics });
   const address = await grpc.start();
   const client = createGrpcClient(address);
   return {

@@ -1,13 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { loadConfig } from '../../../src/config/load.js';
-import {
-  channelOptionsFor,
-  ENVELOPE_BYTES,
-  grpcServerOptionsFrom,
-  joinAddress,
-  splitAddress,
-} from '../../../src/api/grpc/grpc-server-options.js';
+import { channelOptionsFor, ENVELOPE_BYTES, grpcServerOptionsFrom } from '../../../src/api/grpc/grpc-server-options.js';
 
 describe('grpcServerOptionsFrom', () => {
   it('reads the server section and max_module_size', () => {
@@ -27,25 +21,5 @@ describe('grpcServerOptionsFrom', () => {
     assert.equal(options['grpc.max_receive_message_length'], 10 + ENVELOPE_BYTES);
     assert.equal(options['grpc.max_connection_idle_ms'], 45_000);
     assert.equal(options['grpc.keepalive_time_ms'], 45_000);
-  });
-});
-
-describe('addresses', () => {
-  const cases: Array<[string, string, number]> = [
-    ['127.0.0.1:50051', '127.0.0.1', 50051],
-    ['localhost:0', 'localhost', 0],
-    ['[::1]:8080', '::1', 8080],
-    ['[::]:1', '::', 1],
-  ];
-  for (const [address, host, port] of cases) {
-    it(`${address} splits and joins back`, () => {
-      assert.deepEqual(splitAddress(address), { host, port });
-      assert.equal(joinAddress(host, port), address);
-    });
-  }
-
-  it('refuses what is not host:port', () => {
-    assert.throws(() => splitAddress('50051'), RangeError);
-    assert.throws(() => splitAddress('::1:80'), RangeError);
   });
 });

@@ -30,7 +30,7 @@ export async function startGateway(flags: readonly string[] = [], extra: Partial
   const config = loadConfig({ argv: [`--storage.data_dir=${dir}`, '--server.http_addr=127.0.0.1:0', '--runtime.executor_workers=1', ...flags], env: {} });
   const log = createLogger({ level: 'fatal', enabled: false });
   const server = await startServer(config, log, { cwd: dir });
-  const http = createHttpServer(server.service, { ...httpServerOptionsFrom(config, { log }), ...extra });
+  const http = createHttpServer(server.service, { ...httpServerOptionsFrom(config, { log, tracing: server.tracing, metrics: server.metrics }), ...extra });
   const address = await http.start();
   return {
     base: `http://${address}`,

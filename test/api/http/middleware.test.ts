@@ -8,13 +8,14 @@ import { deadlineMiddleware } from '../../../src/api/http/middleware-deadline.js
 import { errorMiddleware } from '../../../src/api/http/middleware-errors.js';
 import { jsonBodyMiddleware } from '../../../src/api/http/middleware-json-body.js';
 import { noRouteMiddleware } from '../../../src/api/http/middleware-no-route.js';
-import { traceIdMiddleware } from '../../../src/api/http/middleware-trace-id.js';
+import { telemetryMiddleware } from '../../../src/api/http/middleware-telemetry.js';
+import { untracedTracing } from '../../../src/api/api-call.js';
 import { SvcError } from '../../../src/errors/svc-error.js';
 
-/** Serves `middleware` after trace id and error mapping, runs `fn` against it, closes. */
+/** Serves `middleware` after telemetry (no routes, so no API spans: only trace ids) and error mapping, runs `fn` against it, closes. */
 async function withApp(middleware: Array<Middleware<GatewayState>>, fn: (base: string) => Promise<void>): Promise<void> {
   const app = new Koa<GatewayState>();
-  for (const m of [traceIdMiddleware(), errorMiddleware(), ...middleware]) app.use(m);
+  for (const m of [telemetryMiddleware({ tracing: untracedTracing() }, []), errorMiddleware(), ...middleware]) app.use(m);
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {

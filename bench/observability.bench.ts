@@ -1,0 +1,261 @@
+/**
+ * What tracing costs (issue 5), measured in one run against three servers
+ * built as `svc start` builds them (startServer + startListeners): tracing
+ * off, tracing at `trace_sample_rate` 1.0 and at 0.1, both exporting over
+ * OTLP/HTTP to a local collector.
+ * - gRPC `Health` p50, one call in flight, the three servers called in turn
+ *   call by call so all see the same machine: ≤ 1.15× off at 1.0, ≤ 1.05× at 0.1;
+ * - message throughput: ping/pong games between agents (each game started by
+ *   a client's `SendMessage`, so each is one trace with a `svc.messages.send`
+ *   and a `svc.agent.execute` span per hop), the servers taking turns game
+ *   set by game set: at most 15% slower than off at 1.0, 5% at 0.1.
+ * The collector is a separate process that counts the spans it receives and
+ * answers at once, so the figures include exporting but not a collector
+ * sharing the server's event loop.
+ * Shaped for bench/run.ts (`OBSERVABILITY_BENCHMARKS`); also runs alone:
+ * `node --import tsx bench/observability.bench.ts`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ensureExamplesBuilt } from '../scripts/build-examples.js';
+import { createGrpcClient, type GrpcClient } from '../src/api/grpc/grpc-client.js';
+import { loadConfig } from '../src/config/load.js';
+import { startListeners, type Listeners } from '../src/listeners.js';
+import { startServer, type Server } from '../src/server.js';
+import { createLogger } from '../src/telemetry/logger.js';
+import { renderTable, summarise, type Row } from './harness.js';
+
+const HEALTH_WARMUP = 2_000;
+const HEALTH_SAMPLES = 10_000;
+/** Pairs playing at once (the dispatcher batches across agents) and the rounds of each game. */
+const PAIRS = 20;
+const ROUNDS = 500;
+/** Game sets per server; the median rate counts. */
+const GAME_SETS = 5;
+const GAME_TIMEOUT_MS = 60_000;
+/** The issue's budgets: what tracing may add at each rate. */
+const BUDGET = { full: 1.15, sampled: 1.05 } as const;
+
+/**
+ * An OTLP/HTTP collector reduced to what the exporter needs: it reads each
+ * export, counts its spans (each span has one `"spanId"` key in OTLP/JSON)
+ * and answers an empty ExportTraceServiceResponse. `GET /stats` reports.
+ */
+const COLLECTOR = `
+const http = require('node:http');
+const KEY = Buffer.from('"spanId"');
+let spans = 0, exports = 0;
+const server = http.createServer((req, res) => {
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    if (req.method === 'GET') return res.end(JSON.stringify({ spans, exports }));
+    exports++;
+    const body = Buffer.concat(chunks);
+    for (let at = body.indexOf(KEY); at !== -1; at = body.indexOf(KEY, at + KEY.length)) spans++;
+    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+  });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));
+process.stdin.on('end', () => process.exit(0)).resume();
+`;
+
+interface Collector {
+  readonly url: string;
+  stats(): Promise<{ spans: number; exports: number }>;
+  close(): Promise<void>;
+}
+
+async function startCollector(): Promise<Collector> {
+  const child: ChildProcess = spawn(process.execPath, ['-e', COLLECTOR], { stdio: ['pipe', 'pipe', 'inherit'] });
+  const [line] = (await once(child.stdout!, 'data')) as [Buffer];
+  const url = `http://127.0.0.1:${line.toString().trim()}`;
+  return {
+    url,
+    stats: async () => (await (await fetch(`${url}/stats`)).json()) as { spans: number; exports: number },
+    async close() {
+      const exited = once(child, 'exit');
+      child.stdin!.end();
+      await exited;
+    },
+  };
+}
+
+interface Setting {
+  name: string;
+  tracing: boolean;
+  rate: number;
+}
+
+const SETTINGS: readonly Setting[] = [
+  { name: 'tracing off', tracing: false, rate: 0 },
+  { name: 'tracing 1.0 → OTLP', tracing: true, rate: 1 },
+  { name: 'tracing 0.1 → OTLP', tracing: true, rate: 0.1 },
+];
+
+interface Node {
+  readonly setting: Setting;
+  readonly server: Server;
+  readonly client: GrpcClient;
+  stop(): Promise<void>;
+}
+
+async function startNode(setting: Setting, collector: Collector): Promise<Node> {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-observability-'));
+  const flags = {
+    'storage.data_dir': dir,
+    'server.http_addr': '127.0.0.1:0',
+    'server.grpc_addr': '127.0.0.1:0',
+    'server.metrics_addr': '127.0.0.1:0',
+    'runtime.executor_workers': 1,
+    'observability.enable_tracing': setting.tracing,
+    'observability.trace_sample_rate': setting.rate,
+    'observability.otlp_endpoint': setting.tracing ? collector.url : '',
+  };
+  const config = loadConfig({ argv: Object.entries(flags).map(([key, value]) => `--${key}=${value}`), env: {}, cwd: dir });
+  const log = createLogger({ level: 'fatal', enabled: false });
+  const server = await startServer(config, log, { cwd: dir });
+  let listeners: Listeners;
+  try {
+    listeners = await startListeners(server, config, log);
+  } catch (error) {
+    await server.stop();
+    throw error;
+  }
+  const client = createGrpcClient(listeners.addresses.grpc);
+  return {
+    setting,
+    server,
+    client,
+    async stop() {
+      client.close();
+      await listeners.stop();
+      await server.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function timed(call: () => Promise<unknown>): Promise<number> {
+  const start = process.hrtime.bigint();
+  await call();
+  return Number(process.hrtime.bigint() - start) / 1000;
+}
+
+async function until(done: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + GAME_TIMEOUT_MS;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
+function overheadRow(name: string, unit: string, measured: number, p99: number | undefined, off: number, budget: number, slower: (m: number, o: number) => number): Row {
+  const ratio = slower(measured, off);
+  return {
+    name,
+    unit,
+    median: measured,
+    p99,
+    baseline: { name: 'tracing off', median: off },
+    target: `≤ ${Math.round((budget - 1) * 100)}% over tracing off (${ratio.toFixed(3)}×)`,
+    ok: ratio <= budget,
+  };
+}
+
+async function healthRows(nodes: readonly Node[]): Promise<Row[]> {
+  for (let i = 0; i < HEALTH_WARMUP; i++) for (const node of nodes) await node.client.health();
+  const samples = nodes.map((): number[] => []);
+  for (let i = 0; i < HEALTH_SAMPLES; i++) {
+    for (const [n, node] of nodes.entries()) samples[n]!.push(await timed(() => node.client.health()));
+  }
+  const [off, full, sampled] = samples.map((s) => summarise(s)) as [ReturnType<typeof summarise>, ReturnType<typeof summarise>, ReturnType<typeof summarise>];
+  const slower = (m: number, o: number) => m / o;
+  return [
+    { name: 'gRPC Health, tracing off', unit: 'µs', median: off.median, p99: off.p99 },
+    overheadRow('gRPC Health, tracing 1.0 → OTLP', 'µs', full.median, full.p99, off.median, BUDGET.full, slower),
+    overheadRow('gRPC Health, tracing 0.1 → OTLP', 'µs', sampled.median, sampled.p99, off.median, BUDGET.sampled, slower),
+  ];
+}
+
+/** Deploys the pairs; answers a function that plays one game set and resolves with its rate (messages/s). */
+async function pingPongTable(node: Node, wasm: { ping: Buffer; pong: Buffer }): Promise<() => Promise<number>> {
+  const pings: string[] = [];
+  const pongs: string[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    pongs.push((await node.client.deploy({ name: `pong-${i}`, wasm_module: wasm.pong })).agent_id);
+    pings.push((await node.client.deploy({ name: `ping-${i}`, wasm_module: wasm.ping })).agent_id);
+  }
+  const host = node.server.host()!;
+  return async () => {
+    // Each game is the client's start message, then a ping and a pong per round.
+    const messages = PAIRS * (2 * ROUNDS + 1);
+    const expected = host.stats().messagesDelivered + messages;
+    const started = process.hrtime.bigint();
+    await Promise.all(pings.map((ping, i) => node.client.send({ receiver: ping, message_type: 'request', content: `start:${pongs[i]}:${ROUNDS}` })));
+    await until(() => host.stats().messagesDelivered >= expected, `${node.setting.name}: the games to end`);
+    return messages / (Number(process.hrtime.bigint() - started) / 1e9);
+  };
+}
+
+async function messageRows(nodes: readonly Node[]): Promise<Row[]> {
+  const built = await ensureExamplesBuilt();
+  const wasm = { ping: readFileSync(built.get('ping')!), pong: readFileSync(built.get('pong')!) };
+  const games = await Promise.all(nodes.map((node) => pingPongTable(node, wasm)));
+  for (const play of games) await play(); // warm-up: compiled modules, JIT, first exports
+  const rates = nodes.map((): number[] => []);
+  for (let set = 0; set < GAME_SETS; set++) {
+    for (const [n, play] of games.entries()) {
+      rates[n]!.push(await play());
+      // What is still queued is exported now, so it does not run during the next server's games.
+      await nodes[n]!.server.tracing.flush();
+    }
+  }
+  const [off, full, sampled] = rates.map((r) => summarise(r).median) as [number, number, number];
+  const slower = (m: number, o: number) => o / m;
+  const label = `agent messages, ${PAIRS} ping/pong pairs × ${ROUNDS} rounds`;
+  return [
+    { name: `${label}, tracing off`, unit: 'msg/s', median: off },
+    overheadRow(`${label}, tracing 1.0 → OTLP`, 'msg/s', full, Math.min(...rates[1]!), off, BUDGET.full, slower),
+    overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, Math.min(...rates[2]!), off, BUDGET.sampled, slower),
+  ];
+}
+
+async function withNodes(run: (nodes: readonly Node[]) => Promise<Row[]>): Promise<Row[]> {
+  const collector = await startCollector();
+  const nodes: Node[] = [];
+  try {
+    for (const setting of SETTINGS) nodes.push(await startNode(setting, collector));
+    const rows = await run(nodes);
+    for (const node of nodes) await node.server.tracing.flush();
+    const { spans, exports } = await collector.stats();
+    rows.push({ name: `  spans received by the OTLP collector (${exports} exports)`, unit: 'spans', median: spans, ok: spans > 0 });
+    return rows;
+  } finally {
+    for (const node of nodes) await node.stop();
+    await collector.close();
+  }
+}
+
+export const observabilityHealth = (): Promise<Row[]> => withNodes((nodes) => healthRows(nodes));
+export const observabilityMessages = (): Promise<Row[]> => withNodes((nodes) => messageRows(nodes));
+
+export const OBSERVABILITY_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> = [
+  ['observability-health', observabilityHealth],
+  ['observability-messages', observabilityMessages],
+];
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const wanted = new Set(process.argv.slice(2));
+  const rows: Row[] = [];
+  for (const [name, run] of OBSERVABILITY_BENCHMARKS) {
+    if (wanted.size > 0 && !wanted.has(name)) continue;
+    process.stderr.write(`running ${name}…\n`);
+    rows.push(...(await run()));
+  }
+  console.log(renderTable(rows));
+}
