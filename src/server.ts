@@ -159,6 +159,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           admission,
           log,
           metrics,
+          tracing,
           clock,
           settings,
           ...(options.random === undefined ? {} : { random: options.random }),
@@ -196,6 +197,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     maxMemoryBytes: maxAgentMemoryBytes(runtime),
     streamBufferSize: config.server.stream_buffer_size,
     metrics,
+    tracing,
   });
 
   let stopping: Promise<void> | undefined;

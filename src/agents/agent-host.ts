@@ -11,110 +11,58 @@
  *   `agent_shutdown_timeout` (`shutdownTimeoutMs`, then `kill`);
  * - each **agent's machine** (agent-machine.ts) holds its visible lifecycle
  *   state; the host forwards the supervisor's transitions to it, and every
- *   state change becomes one log line and one lifecycle event on the bus;
+ *   state change becomes one log line and one lifecycle event on the bus
+ *   (lifecycle-events.ts);
  * - each **incarnation** (agent-incarnation.ts) is one start: instance,
  *   hibernation, wake, graceful stop and kill;
  * - the **dispatcher** (dispatcher.ts) runs messages, beside all of that.
+ *
+ * A deploy goes create → register → emit, each step a span under the
+ * call's (docs/observability.md): the agent is created and started first and
+ * written to the store only once that start succeeded, so a module that
+ * cannot start never becomes durable and no restart of the server tries it
+ * again. Until it is registered nothing routes to it, lists it or hears of
+ * it; a restored agent is registered before it starts, so messages sent to
+ * it meanwhile wait in its mailbox.
  */
-import {
-  MAX_TIMER_MS,
-  SupervisorError,
-  createSupervisor,
-  type BackoffOptions,
-  type ChildExit,
-  type ChildSpec,
-  type ChildTransition,
-  type Clock,
-  type Random,
-} from '../../supervisors/index.js';
-import type { MessageBus } from '../bus/bus.js';
-import type { MessageHistory } from '../bus/history.js';
+import { context } from '@opentelemetry/api';
+import { MAX_TIMER_MS, SupervisorError, createSupervisor, type ChildSpec, type ChildTransition } from '../../supervisors/index.js';
 import type { FailureReason } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
-import type { Admission } from '../sandbox/admission.js';
-import type { AdmittedModule, ExecutorPool, WorkerLostEvent } from '../sandbox/types.js';
-import type { AgentRecord, Store } from '../store/types.js';
+import type { AdmittedModule, WorkerLostEvent } from '../sandbox/types.js';
+import type { AgentRecord, NewAgent } from '../store/types.js';
 import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
-import type { Logger } from '../telemetry/logger.js';
-import type { Metrics } from '../telemetry/metrics.js';
+import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
+import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
 import { Incarnation } from './agent-incarnation.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
-import { createDispatcher, type Dispatcher, type DispatcherStats } from './dispatcher.js';
+import { detachedClock } from './detached-clock.js';
+import { createDispatcher, type Dispatcher } from './dispatcher.js';
+import { createLifecycleEvents } from './lifecycle-events.js';
+import { createMessageTrace } from './message-trace.js';
 import { createMetricTally } from './metric-tally.js';
 import { createRestartCounts } from './restart-counts.js';
 import { createLocalRouter, type Mailboxes, type Router } from './router.js';
 
-export interface AgentSettings {
-  maxAgents: number;
-  mailboxSize: number;
-  /** 0 disables hibernation. */
-  idleTimeoutMs: number;
-  startupTimeoutMs: number;
-  shutdownTimeoutMs: number;
-  /** 0 disables the quota. */
-  cpuQuotaMillicores: number;
-  maxConcurrentExecutions: number;
-  maxRestarts: number;
-  restartPeriodMs: number;
-  backoff: Partial<BackoffOptions>;
-}
-
-export interface AgentHostOptions {
-  store: Store;
-  pool: ExecutorPool;
-  bus: MessageBus;
-  history: MessageHistory;
-  admission: Admission;
-  log: Logger;
-  /** The server's `svc_*` metrics; the host counts what it sees there. */
-  metrics: Metrics;
-  clock: Clock;
-  random?: Random;
-  settings: AgentSettings;
-}
-
-export interface HostStats extends DispatcherStats {
-  restarts: number;
-}
-
-export interface AgentHost {
-  readonly store: Store;
-  readonly pool: ExecutorPool;
-  readonly bus: MessageBus;
-  readonly history: MessageHistory;
-  readonly admission: Admission;
-  readonly settings: AgentSettings;
-  /** False once stopping: deploys and sends are refused (UNAVAILABLE). */
-  readonly accepting: boolean;
-  /** Agents on this node, failed ones included (they count against `max_agents`). */
-  readonly size: number;
-  /** Starts the agent supervisor and restores every stored agent whose desired state is running. */
-  start(): Promise<void>;
-  /** Registers and starts an agent; resolves once it is running, rejects (and forgets it) if the first start fails. */
-  add(record: AgentRecord, admitted: AdmittedModule): Promise<AgentRuntime>;
-  /** Undeploy: stop (drain within the shutdown timeout), forget. NOT_FOUND if unknown. */
-  remove(agentId: string): Promise<void>;
-  get(agentId: string): AgentRuntime | undefined;
-  readonly router: Router;
-  countStates(): Record<AgentState, number>;
-  /** Agents neither stopped nor failed (`svc_agents_active`). */
-  activeAgents(): number;
-  /** Messages waiting in mailboxes (`svc_message_queue_size`). */
-  queuedMessages(): number;
-  stats(): HostStats;
-  /* The root supervisor's view of the host (a ChildHandle). */
-  onExit(listener: (exit: ChildExit) => void): () => void;
-  stop(reason?: string): Promise<void>;
-  kill(reason?: string): Promise<void>;
-}
+export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './agent-host-types.js';
 
 const clampTimer = (ms: number) => Math.min(ms, MAX_TIMER_MS);
 
+const draining = () => new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
+
+/** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
+const nameTaken = (name: string) => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
+
 export function createAgentHost(options: AgentHostOptions): AgentHost {
-  const { store, pool, bus, history, admission, log, metrics, clock, settings } = options;
+  const { store, pool, bus, history, admission, log, metrics, tracing, clock, settings } = options;
+  /** Every agent the host runs, registered or still being deployed. */
   const agents = new Map<string, AgentRuntime>();
+  /** Name → agent id of the same agents: a taken name is refused before the start, not after it. */
+  const names = new Map<string, string>();
+  const lifecycle = createLifecycleEvents(bus, log, tracing);
+  const messageTrace = createMessageTrace(tracing);
   const agentLog = createAgentLogLimiter(log, { clock });
   const restartCounts = createRestartCounts(store, log);
   let accepting = true;
@@ -147,6 +95,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     metrics,
     tally,
     agentLog,
+    messageTrace,
     maxInFlight: settings.maxConcurrentExecutions,
     route: (message, published) => router.route(message, published),
   });
@@ -165,7 +114,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       const agent = lastLooked?.id === message.receiver ? lastLooked : agents.get(message.receiver)!;
       agent.mailbox.push(message);
       agent.arrivals.push(clock.now());
-      dispatcher.ready(agent);
+      // A hibernated agent wakes for this message: the wake (a transition, a log line) is part of its trace.
+      if (agent.incarnation?.phase === 'hibernated') context.with(messageTrace.messageContext(message), () => dispatcher.ready(agent));
+      else dispatcher.ready(agent);
     },
   };
   const router: Router = createLocalRouter(bus, mailboxes);
@@ -179,8 +130,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   const hooks: AgentHooks = {
     transition(agent, from, to, reason) {
-      log.info({ agent_id: agent.id, from, to, reason }, 'agent transition');
-      bus.publish({ kind: 'lifecycle', agent_id: agent.id, from, to, reason, at: new Date().toISOString() });
+      lifecycle.transition(agent, from, to, reason);
       if (to === 'running') dispatcher.ready(agent);
       else if (to === 'failed') rejectMailbox(agent, 'agent_failed');
       else if (to === 'stopped') rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
@@ -191,6 +141,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const env: AgentEnvironment = {
     pool,
     clock,
+    machineClock: detachedClock(clock),
     log,
     metrics,
     agentLog,
@@ -244,33 +195,71 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     };
   }
 
-  function register(record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin): AgentRuntime {
+  /** A new agent in the host's care; registered at once when restored, by `deploy` otherwise. */
+  function track(record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin): AgentRuntime {
     const agent = new AgentRuntime(env, record, admitted, origin);
     agents.set(agent.id, agent);
-    history.track(agent.id);
+    names.set(record.name, agent.id);
+    if (agent.registered) history.track(agent.id);
     return agent;
   }
 
   function forget(agent: AgentRuntime): void {
     if (agents.get(agent.id) === agent) agents.delete(agent.id);
+    if (names.get(agent.record.name) === agent.id) names.delete(agent.record.name);
     history.forget(agent.id);
     metrics.forgetAgent(agent.id);
     agentLog.forget(agent.id);
     agent.dispose();
   }
 
-  async function add(record: AgentRecord, admitted: AdmittedModule, origin: AgentOrigin = 'deploy'): Promise<AgentRuntime> {
-    if (!accepting) throw new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
-    // Registered before it starts, so messages sent meanwhile wait in its mailbox.
-    const agent = register(record, admitted, origin);
+  async function deploy(input: NewAgent, module: Uint8Array, admitted: AdmittedModule): Promise<AgentRuntime> {
+    if (!accepting) throw draining();
+    if (names.has(input.name)) throw nameTaken(input.name);
+    // What the store will hold; its answer replaces it once written.
+    const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, restartCount: 0, updatedAt: input.createdAt };
+    const agent = track(record, admitted, 'deploy');
+    const attributes = { [SPAN_ATTRIBUTES.agentId]: agent.id };
+    let started = false;
     try {
-      await supervisor.startChild(childSpec(agent));
-      metrics.agentsDeployed.inc();
-      return agent;
+      await tracing.withSpan(SPANS.runtimeCreate, { ...attributes, [SPAN_ATTRIBUTES.agentName]: input.name }, () => supervisor.startChild(childSpec(agent)));
+      started = true;
+      tracing.withSpan(SPANS.registryRegister, attributes, () => {
+        if (!accepting) throw draining();
+        Object.assign(agent.record, store.putAgentWithModule(input, module));
+        agent.registered = true;
+        agent.accepting = true;
+        history.track(agent.id);
+      });
     } catch (error) {
-      if (origin === 'deploy') forget(agent);
+      await abandon(agent, started);
       throw error;
     }
+    metrics.agentsDeployed.inc();
+    lifecycle.release(agent);
+    return agent;
+  }
+
+  /** A deploy that failed once its agent existed: stopped if it started, what it went through published, forgotten. */
+  async function abandon(agent: AgentRuntime, started: boolean): Promise<void> {
+    agent.accepting = false;
+    try {
+      if (started) await terminate(agent.id);
+    } catch (error) {
+      // Stopping the host took the child along; the deploy's own error is the one to report.
+      if (!(error instanceof SupervisorError)) log.error({ agent_id: agent.id, err: error }, 'could not stop an agent whose deploy failed');
+    } finally {
+      lifecycle.release(agent);
+      forget(agent);
+    }
+  }
+
+  async function restoreOne(record: AgentRecord, admitted: AdmittedModule): Promise<AgentRuntime> {
+    if (!accepting) throw draining();
+    const agent = track(record, admitted, 'restore');
+    await supervisor.startChild(childSpec(agent));
+    metrics.agentsDeployed.inc();
+    return agent;
   }
 
   async function restore(): Promise<void> {
@@ -279,8 +268,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       admission,
       log,
       accepting: () => accepting,
-      start: (record, admitted) => add(record, admitted, 'restore'),
-      fail: (record, reason) => register(record, undefined, 'restore').send({ type: 'FAILED', reason }),
+      start: restoreOne,
+      fail: (record, reason) => track(record, undefined, 'restore').send({ type: 'FAILED', reason }),
     });
     if (count > 0) log.info({ agents: count, running: countStates().running }, 'restored stored agents');
   }
@@ -291,22 +280,31 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   function countStates(): Record<AgentState, number> {
     const counts: Record<AgentState, number> = { starting: 0, running: 0, executing: 0, hibernated: 0, restarting: 0, stopping: 0, stopped: 0, failed: 0 };
-    for (const agent of agents.values()) counts[agent.visibleState] += 1;
+    for (const agent of agents.values()) if (agent.registered) counts[agent.visibleState] += 1;
     return counts;
   }
 
-  function remove(agentId: string): Promise<void> {
+  function get(agentId: string): AgentRuntime | undefined {
     const agent = agents.get(agentId);
+    return agent?.registered === true ? agent : undefined;
+  }
+
+  /** Stops the agent's child and deletes it from the supervisor; a stored agent that failed to restore has none. */
+  async function terminate(agentId: string): Promise<void> {
+    try {
+      await supervisor.terminateChild(agentId);
+      supervisor.deleteChild(agentId);
+    } catch (error) {
+      if (!(error instanceof SupervisorError && error.code === 'not_found')) throw error;
+    }
+  }
+
+  function remove(agentId: string): Promise<void> {
+    const agent = get(agentId);
     if (agent === undefined) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
     agent.removing ??= (async () => {
       agent.accepting = false;
-      try {
-        await supervisor.terminateChild(agentId);
-        supervisor.deleteChild(agentId);
-      } catch (error) {
-        // Not a child: a stored agent that failed to restore.
-        if (!(error instanceof SupervisorError && error.code === 'not_found')) throw error;
-      }
+      await terminate(agentId);
       if (agent.state !== 'stopped') agent.send({ type: 'STOPPED', reason: 'undeployed' });
       forget(agent);
     })();
@@ -341,14 +339,14 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       unsubscribeLost = pool.on('workerLost', onWorkerLost);
       await restore();
     },
-    add: (record, admitted) => add(record, admitted, 'deploy'),
+    deploy,
     remove,
-    get: (agentId) => agents.get(agentId),
+    get,
     router,
     countStates,
     activeAgents() {
       let active = 0;
-      for (const agent of agents.values()) if (agent.state !== 'stopped' && agent.state !== 'failed') active += 1;
+      for (const agent of agents.values()) if (agent.registered && agent.state !== 'stopped' && agent.state !== 'failed') active += 1;
       return active;
     },
     queuedMessages() {

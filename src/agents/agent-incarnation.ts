@@ -31,7 +31,6 @@ export type IncarnationPhase = 'starting' | 'up' | 'hibernating' | 'hibernated' 
 
 /** Keeps exit reasons short for log lines; the full message stays in the error. */
 const MAX_REASON_LENGTH = 200;
-const WASM_PAGE_BYTES = 65_536;
 
 export function describeError(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
@@ -181,42 +180,9 @@ export class Incarnation implements ChildHandle {
   }
 }
 
-/**
- * The pool refuses an instantiation that does not fit beside the growth it
- * has granted to batches in flight, even when the memory itself is free; a
- * burst of deploys or a restore meets that often. Such a refusal lasts until
- * those batches are answered, a few milliseconds, so it is retried while the
- * pool's committed memory shows room. Real time, not the injected clock: this
- * waits for worker answers, not for a timeout (the supervisor's start timeout
- * still bounds the whole start).
- */
-const MEMORY_RETRIES = 200;
-const MEMORY_RETRY_MS = 1;
-
-async function instantiate(agent: AgentRuntime, key: string, snapshot: InstanceSnapshot | undefined): Promise<Placement> {
-  const { pool } = agent.env;
-  const admitted = agent.admitted!;
+function instantiate(agent: AgentRuntime, key: string, snapshot: InstanceSnapshot | undefined): Promise<Placement> {
   const options = snapshot === undefined ? { memoryLimitBytes: agent.memoryLimitBytes } : { memoryLimitBytes: agent.memoryLimitBytes, snapshot };
-  // What the pool reserves for the instance (executor-pool.ts `instantiate`); more than the agent's own limit never fits.
-  const limitPages = Math.floor(agent.memoryLimitBytes / WASM_PAGE_BYTES);
-  const { initialPages, maximumPages } = admitted.info.memory;
-  const startPages = admitted.info.hasStartSection ? Math.min(maximumPages, limitPages) : initialPages;
-  const needed = Math.max(initialPages, startPages) * WASM_PAGE_BYTES;
-  const neededBytes = Math.max(needed, snapshot?.memory.byteLength ?? 0);
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await pool.instantiate(key, admitted, options);
-    } catch (error) {
-      const stats = pool.stats();
-      const transient =
-        isSvcError(error) &&
-        error.code === 'RESOURCE_EXHAUSTED' &&
-        neededBytes <= limitPages * WASM_PAGE_BYTES &&
-        stats.totalMemoryBytes + neededBytes <= stats.memoryLimitBytes;
-      if (!transient || attempt >= MEMORY_RETRIES) throw error;
-      await new Promise((resolve) => setTimeout(resolve, MEMORY_RETRY_MS));
-    }
-  }
+  return agent.env.pool.instantiate(key, agent.admitted!, options);
 }
 
 /** The pool names instances by key (`<agent id>#<n>`); callers know the agent by its id. */

@@ -8,8 +8,10 @@
  * A class rather than closures: an instance hosts up to `max_agents` of them
  * (10,000 by default), and prototype methods keep each one small.
  */
+import type { Span } from '@opentelemetry/api';
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Clock, TimerHandle } from '../../supervisors/index.js';
+import type { LifecycleEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
 import { createRingBuffer, type RingBuffer } from '../bus/ring-buffer.js';
 import type { AdmittedModule, ExecutionResult, ExecutorPool } from '../sandbox/types.js';
@@ -35,6 +37,8 @@ export interface AgentHooks {
 export interface AgentEnvironment {
   readonly pool: ExecutorPool;
   readonly clock: Clock;
+  /** The machines' clock: the same time, but its timers fire outside any trace (detached-clock.ts). */
+  readonly machineClock: Clock;
   readonly log: Logger;
   readonly metrics: Metrics;
   /** Takes the agents' fd 2 lines, rate-limited per agent. */
@@ -62,8 +66,16 @@ export class AgentRuntime implements Schedulable {
   readonly origin: AgentOrigin;
   /** The machine's state, cached: read on every routed message. */
   state: LifecycleState = 'starting';
-  /** False once undeploy began: the router treats the agent as gone. */
-  accepting = true;
+  /**
+   * Visible on this node: routed to, listed, counted. A deployed agent is
+   * registered once its first start succeeded and its record is durable
+   * (agent-host.ts `deploy`); a restored one from the start.
+   */
+  registered: boolean;
+  /** Lifecycle events of a deploy not yet registered, published when it is (lifecycle-events.ts). */
+  heldEvents: LifecycleEvent[] | undefined;
+  /** False until registered and once undeploy began: the router treats the agent as gone. */
+  accepting: boolean;
   incarnation: Incarnation | undefined;
   /** Undeploy in progress, so a second undeploy waits for the same one. */
   removing: Promise<void> | undefined;
@@ -79,6 +91,8 @@ export class AgentRuntime implements Schedulable {
   inFlightSince = 0;
   /** The incarnation handling it: a result that comes back after a restart or a kill belongs to this one. */
   inFlightOn: Incarnation | undefined = undefined;
+  /** Its `svc.agent.execute` span, when its trace is recorded (message-trace.ts). */
+  inFlightSpan: Span | undefined = undefined;
   /** The dispatcher's result callbacks for this agent, made once. */
   settled: ((result: ExecutionResult) => void) | undefined = undefined;
   refused: ((error: unknown) => void) | undefined = undefined;
@@ -94,6 +108,7 @@ export class AgentRuntime implements Schedulable {
   private readonly actor: Actor<AgentMachine>;
   private observed = false;
   private instances = 0;
+  private disposed = false;
 
   constructor(env: AgentEnvironment, record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin) {
     this.id = record.agentId;
@@ -101,12 +116,16 @@ export class AgentRuntime implements Schedulable {
     this.record = record;
     this.admitted = admitted;
     this.origin = origin;
+    // Set before the machine starts: its first transition already asks whether to hold the event.
+    this.registered = origin !== 'deploy';
+    this.accepting = this.registered;
+    this.heldEvents = this.registered ? undefined : [];
     this.mailbox = createRingBuffer<Message>(env.mailboxSize);
     this.arrivals = createRingBuffer<number>(env.mailboxSize);
     const now = env.clock.now();
     this.budget = createCpuBudget(env.cpuQuotaMillicores, now);
     this.lastActiveAt = now;
-    this.actor = createActor(agentMachine, { clock: env.clock, input: { idleTimeoutMs: env.idleTimeoutMs, reason: origin } });
+    this.actor = createActor(agentMachine, { clock: env.machineClock, input: { idleTimeoutMs: env.idleTimeoutMs, reason: origin } });
     this.actor.subscribe((snapshot) => this.observe(snapshot));
     this.actor.on('idle', () => this.idle());
     this.actor.start();
@@ -131,7 +150,8 @@ export class AgentRuntime implements Schedulable {
 
   /** Records the instance's memory, and in `svc_wasm_memory_usage_bytes` when it changed. */
   setMemory(bytes: number): void {
-    if (bytes === this.memoryBytes) return;
+    // After dispose the agent's series is gone (`forgetAgent`); a late figure must not bring it back.
+    if (bytes === this.memoryBytes || this.disposed) return;
     this.memoryBytes = bytes;
     this.env.metrics.wasmMemory.set({ agent_id: this.id }, bytes);
   }
@@ -148,6 +168,7 @@ export class AgentRuntime implements Schedulable {
 
   /** Stops the machine and its timers; the agent is gone from this node. */
   dispose(): void {
+    this.disposed = true;
     this.accepting = false;
     this.actor.stop();
     if (this.throttle !== undefined) this.env.clock.clearTimeout(this.throttle);

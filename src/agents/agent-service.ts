@@ -4,13 +4,15 @@
  * delegates to the current agent host.
  *
  * Decisions a client can rely on:
- * - **deploy** is acknowledged only once the agent record and its module are
- *   durable (`putAgentWithModule`, synchronous=FULL) and the agent's first
- *   start succeeded. If `_initialize`/`_start` traps, runs out of fuel or
- *   overruns `agent_startup_timeout`, the record is deleted again and the call
- *   fails (INVALID_MODULE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED for memory):
- *   a module that cannot start is never left deployed. `max_agents` counts
- *   deploys in progress, so concurrent deploys cannot overshoot it.
+ * - **deploy** is acknowledged only once the agent's first start succeeded
+ *   and then its record and module are durable (`putAgentWithModule`,
+ *   synchronous=FULL). If `_initialize`/`_start` traps, runs out of fuel or
+ *   overruns `agent_startup_timeout`, nothing is stored and the call fails
+ *   (INVALID_MODULE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED for memory): a
+ *   module that cannot start is never deployed. `max_agents` counts deploys
+ *   in progress, so concurrent deploys cannot overshoot it. The steps are the
+ *   spans `svc.wasm.validate` (here), then `svc.runtime.create`,
+ *   `svc.registry.register` and `svc.events.emit` (agent-host.ts `deploy`).
  * - **send** resolves once the message is queued (202). NOT_FOUND: no such
  *   agent (or it is being undeployed); RESOURCE_EXHAUSTED: its mailbox is
  *   full, try later; UNAVAILABLE: the agent failed (it takes no messages
@@ -20,18 +22,22 @@
  * - While the server shuts down, every call but the read-only ones is
  *   UNAVAILABLE.
  */
+import { context } from '@opentelemetry/api';
 import { validateFilter } from '../bus/filter.js';
 import { newId } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import { isStoreError } from '../store/store-error.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
+import type { Tracing } from '../telemetry/tracing.js';
 import { VERSION } from '../version.js';
 import { fromRefusal, fromStartFailure, fromStoreError } from './agent-errors.js';
 import type { AgentHost } from './agent-host.js';
 import type { AgentService, CallContext } from './agent-service-types.js';
 import { toAgent } from './agent-view.js';
 import { validateDeployRequest } from './deploy-request.js';
+import { createMessageTrace } from './message-trace.js';
 
 export interface AgentServiceOptions {
   /** The current agent host; undefined while the server starts, restarts its services or has stopped. */
@@ -43,6 +49,8 @@ export interface AgentServiceOptions {
   streamBufferSize: number;
   /** The server's registry: `metrics` answers its samples, the figures of the Prometheus listener. */
   metrics: Metrics;
+  /** The spans of deploys and sends, children of the calling door's span. */
+  tracing: Tracing;
 }
 
 const MAX_RECENT = 1_000;
@@ -57,6 +65,8 @@ function agentIdOf(value: unknown, field = 'agent_id'): string {
 }
 
 export function createAgentService(options: AgentServiceOptions): AgentService {
+  const { tracing } = options;
+  const messageTrace = createMessageTrace(tracing);
   let deploying = 0;
 
   /** The host, for calls that change something: refused while shutting down. */
@@ -81,42 +91,32 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (host.size + deploying >= maxAgents) {
         throw new SvcError('RESOURCE_EXHAUSTED', `this instance hosts at most ${maxAgents} agents`, { reason: 'max_agents', limit: String(maxAgents) });
       }
-      // Reserved until the host registers the agent (synchronously, as `add` begins); from then on `size` counts it.
+      // Reserved until the host takes the agent in (synchronously, as `deploy` begins); from then on `size` counts it.
       deploying += 1;
       let reserved = true;
       try {
-        const admitted = await host.admission.admit(valid.module);
+        const admitted = await tracing.withSpan(SPANS.wasmValidate, { [SPAN_ATTRIBUTES.moduleSize]: valid.module.byteLength }, async (span) => {
+          const result = await host.admission.admit(valid.module);
+          span.setAttribute(SPAN_ATTRIBUTES.moduleSha256, result.sha256);
+          return result;
+        });
         if (!host.accepting) throw unavailable();
         const agentId = newId();
-        let record;
-        try {
-          record = host.store.putAgentWithModule(
-            {
-              agentId,
-              name: valid.name,
-              capabilities: valid.capabilities,
-              resources: { memoryLimit: valid.memoryLimitBytes, cpuShares: valid.cpuShares },
-              desiredState: 'running',
-              nodeId: options.nodeId,
-              createdAt: Date.now(),
-            },
-            valid.module,
-          );
-        } catch (error) {
-          throw fromStoreError(error);
-        }
+        const agent = {
+          agentId,
+          name: valid.name,
+          capabilities: valid.capabilities,
+          resources: { memoryLimit: valid.memoryLimitBytes, cpuShares: valid.cpuShares },
+          desiredState: 'running' as const,
+          nodeId: options.nodeId,
+          createdAt: Date.now(),
+        };
         deploying -= 1;
         reserved = false;
         try {
-          await host.add(record, admitted);
+          await host.deploy(agent, valid.module, admitted);
         } catch (error) {
-          // Never acknowledged, so never left deployed: the next restart must not bring it back.
-          try {
-            host.store.deleteAgent(agentId);
-          } catch (cleanup) {
-            if (!isStoreError(cleanup, 'not_found')) throw fromStoreError(cleanup);
-          }
-          throw fromStartFailure(error, agentId);
+          throw isStoreError(error) ? fromStoreError(error) : fromStartFailure(error, agentId);
         }
         return { agent_id: agentId };
       } finally {
@@ -171,7 +171,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         sender: `client:${ctx.principal}`,
         ...(receiverOverride === undefined ? {} : { receiver: receiverOverride }),
       });
-      const outcome = host.router.route(message);
+      // The door's span is active: the message's `svc.messages.send` span is its child.
+      const outcome = messageTrace.sendFromClient(message, context.active(), (accepted) => host.router.route(accepted));
       if (!outcome.ok) {
         options.metrics.messageErrors.inc({ message_type: message.message_type });
         throw fromRefusal(outcome.reason, message.receiver);

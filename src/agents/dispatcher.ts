@@ -23,15 +23,20 @@
  *   (the pool discards the instance after any failure) and its sender gets a
  *   FIPA `failure`. An output line that is not a message is counted, not a
  *   crash. A message the router refuses gets a `failure` to its sender.
+ * - **Traces.** An execution continues the trace of the message it handles
+ *   and the messages it sends continue it (message-trace.ts); spans are made
+ *   only when that trace is recorded.
  */
+import { context, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import type { MessageBus } from '../bus/bus.js';
 import { completeMessage, type FailureReason, type Message } from '../bus/message.js';
 import type { Clock } from '../../supervisors/index.js';
-import { parseOutput } from '../sandbox/abi.js';
+import { encodeIncoming, parseOutput } from '../sandbox/abi.js';
 import type { ExecutionFailure, ExecutionResult, ExecutorPool } from '../sandbox/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import type { MessageTrace } from './message-trace.js';
 import type { MetricTally } from './metric-tally.js';
 import { describeError, type Incarnation } from './agent-incarnation.js';
 import type { AgentRuntime } from './agent-runtime.js';
@@ -46,6 +51,7 @@ export interface DispatcherOptions {
   metrics: Metrics;
   tally: MetricTally;
   agentLog: AgentLogLimiter;
+  messageTrace: MessageTrace;
   /** `max_concurrent_executions`. */
   maxInFlight: number;
   /** The router; `published` says the message is already on the bus (a platform failure). */
@@ -76,25 +82,13 @@ export interface Dispatcher {
   stats(): DispatcherStats;
 }
 
-/**
- * The bytes an agent reads on fd 0 (abi.ts `encodeIncoming`): the Message
- * JSON in UTF-8. `Buffer.from` rather than a `TextEncoder`: it allocates from
- * Node's pooled slab instead of a new ArrayBuffer per message: 1.0 µs instead
- * of 2.7 µs for a 300-byte message here, on the main thread, which every
- * message crosses. Safe because the pool copies inputs into its batch
- * (worker-protocol.ts `writeBatch`) and never transfers them.
- */
-export function encodeForAgent(message: Message): Uint8Array {
-  return Buffer.from(JSON.stringify(message), 'utf8');
-}
-
 /** What an execution the pool refused (too many pending) counts as; not a crash of the agent. */
 function refusedResult(error: unknown): ExecutionResult {
   return { ok: false, failure: 'worker_lost', message: describeError(error), stdout: [], stderr: [], fuelUsed: 0n, durationNs: 0, memoryBytes: 0 };
 }
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { pool, bus, clock, log, metrics, tally, agentLog, maxInFlight, route } = options;
+  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route } = options;
   const backlog = createReadyQueue<AgentRuntime>();
   const failures: DispatcherStats['failures'] = {};
   const counters = { executions: 0, messagesDelivered: 0, messagesSent: 0, outputLineErrors: 0, throttled: 0, cpuNs: 0 };
@@ -148,18 +142,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     counters.messagesDelivered += 1;
     if (agent.vtime > vnow) vnow = agent.vtime;
     bus.publish({ kind: 'message', direction: 'delivered', message });
-    // One pair of callbacks per agent, made at its first dispatch, rather than two closures per message.
-    agent.settled ??= (result: ExecutionResult) => settle(agent, result, false);
-    agent.refused ??= (error: unknown) => settle(agent, refusedResult(error), true);
-    incarnation.executing = pool.execute(incarnation.key!, encodeForAgent(message)).then(agent.settled, agent.refused);
+    // One pair of callbacks per agent, made at its first dispatch, rather than two closures per message. They
+    // run outside any trace: the context active now is that of whatever made the agent ready, and would pass on
+    // from result to dispatch to result; each step that belongs to a trace names it (message-trace.ts).
+    agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result, false));
+    agent.refused ??= context.bind(ROOT_CONTEXT, (error: unknown) => settle(agent, refusedResult(error), true));
+    agent.inFlightSpan = messageTrace.startExecution(agent.id, message);
+    incarnation.executing = pool.execute(incarnation.key!, encodeIncoming(message)).then(agent.settled, agent.refused);
   }
 
   function settle(agent: AgentRuntime, result: ExecutionResult, refused: boolean): void {
     const message = agent.inFlight!;
     const incarnation = agent.inFlightOn!;
+    const span = agent.inFlightSpan;
     inFlight -= 1;
     agent.inFlight = undefined;
     agent.inFlightOn = undefined;
+    agent.inFlightSpan = undefined;
     incarnation.executing = undefined;
     const now = clock.now();
     agent.lastActiveAt = now;
@@ -172,35 +171,44 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       metrics.agentExecutionDuration.observe(result.durationNs / 1e9);
       metrics.messageProcessingDuration.observe((now - agent.inFlightSince) / 1000);
     }
-    if (result.stderr.length > 0) for (const line of result.stderr) agentLog.write(agent.id, line);
+    // What an execution causes besides messages (log lines, a crash) happens in its trace; the context is
+    // only made for that, never for an execution that just answers (message-trace.ts).
+    if (result.stderr.length > 0) {
+      context.with(messageTrace.executionContext(message, span), () => {
+        for (const line of result.stderr) agentLog.write(agent.id, line);
+      });
+    }
     if (refused) {
       failures.refused = (failures.refused ?? 0) + 1;
       undeliverable(message, 'execution_crashed', 'too many executions pending');
     } else if (!result.ok) {
       failures[result.failure] = (failures[result.failure] ?? 0) + 1;
       undeliverable(message, 'execution_crashed', `${result.failure}: ${result.message}`);
-      incarnation.crash(`${result.failure}: ${describeError(result.message)}`);
+      const reason = `${result.failure}: ${describeError(result.message)}`;
+      context.with(messageTrace.executionContext(message, span), () => incarnation.crash(reason));
     } else if (incarnation.killed) {
       undeliverable(message, 'execution_crashed', 'the agent was stopped before its execution finished');
     } else {
       agent.setMemory(result.memoryBytes);
-      if (result.stdout.length > 0) output(agent, message, result.stdout);
+      if (result.stdout.length > 0) output(agent, message, span, result.stdout);
     }
+    if (span !== undefined) messageTrace.endExecution(span, result);
     ready(agent);
     drain();
   }
 
-  function output(agent: AgentRuntime, incoming: Message, lines: string[]): void {
+  function output(agent: AgentRuntime, incoming: Message, span: Span | undefined, lines: string[]): void {
     const { messages, errors } = parseOutput(lines, incoming, agent.id);
     if (errors.length > 0) {
       counters.outputLineErrors += errors.length;
-      log.warn({ agent_id: agent.id, errors: errors.length, first: errors[0] }, 'agent wrote output lines that are not messages');
+      const fields = { agent_id: agent.id, errors: errors.length, first: errors[0] };
+      context.with(messageTrace.executionContext(incoming, span), () => log.warn(fields, 'agent wrote output lines that are not messages'));
     }
     for (const draft of messages) {
       const message = completeMessage(draft);
       agent.messagesSent += 1;
       counters.messagesSent += 1;
-      const outcome = route(message);
+      const outcome = messageTrace.sendFromAgent(message, incoming, span, route);
       if (!outcome.ok) undeliverable(message, outcome.reason, outcome.detail);
     }
   }

@@ -7,6 +7,7 @@
 import { randomFillSync } from 'node:crypto';
 
 const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const ALPHABET_CODES = Array.from(ALPHABET, (c) => c.charCodeAt(0));
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 /** 2^48 ms, the largest time a ULID encodes (year 10889). */
@@ -35,15 +36,22 @@ export function createIdGenerator(options: IdGeneratorOptions = {}): IdGenerator
   let poolOffset = POOL_BYTES;
   // Digits (0..31) of the last random part, kept for the monotonic increment.
   const digits = new Uint8Array(RANDOM_CHARS);
+  // Character codes of the last id. The id is made from them in one call: a flat string, where
+  // appending 26 characters made a rope that every later reader (JSON, Map keys) had to flatten.
+  const codes: number[] = new Array<number>(TIME_CHARS + RANDOM_CHARS).fill(ALPHABET_CODES[0]!);
   let lastTime = -1;
-  let timePrefix = '';
+
+  function setDigit(i: number, d: number): void {
+    digits[i] = d;
+    codes[TIME_CHARS + i] = ALPHABET_CODES[d]!;
+  }
 
   function drawRandom(): void {
     if (poolOffset === POOL_BYTES) {
       random(pool);
       poolOffset = 0;
     }
-    for (let i = 0; i < RANDOM_CHARS; i++) digits[i] = (pool[poolOffset + i] ?? 0) & 31;
+    for (let i = 0; i < RANDOM_CHARS; i++) setDigit(i, (pool[poolOffset + i] ?? 0) & 31);
     poolOffset += RANDOM_CHARS;
   }
 
@@ -52,40 +60,36 @@ export function createIdGenerator(options: IdGeneratorOptions = {}): IdGenerator
     for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
       const d = digits[i] ?? 0;
       if (d < 31) {
-        digits[i] = d + 1;
+        setDigit(i, d + 1);
         return true;
       }
-      digits[i] = 0;
+      setDigit(i, 0);
     }
     return false;
+  }
+
+  function encodeTime(time: number): void {
+    let rest = time;
+    for (let i = TIME_CHARS - 1; i >= 0; i--) {
+      codes[i] = ALPHABET_CODES[rest % 32]!;
+      rest = Math.floor(rest / 32);
+    }
   }
 
   return () => {
     const time = Math.min(Math.max(Math.floor(now()), 0), MAX_TIME);
     if (time > lastTime) {
       lastTime = time;
-      timePrefix = encodeTime(time);
+      encodeTime(time);
       drawRandom();
     } else if (!increment()) {
       // Overflow of the random part: borrow the next millisecond so order still holds.
       lastTime = Math.min(lastTime + 1, MAX_TIME);
-      timePrefix = encodeTime(lastTime);
+      encodeTime(lastTime);
       drawRandom();
     }
-    let id = timePrefix;
-    for (let i = 0; i < RANDOM_CHARS; i++) id += ALPHABET[digits[i] ?? 0];
-    return id;
+    return String.fromCharCode(...codes);
   };
-}
-
-function encodeTime(time: number): string {
-  let rest = time;
-  let text = '';
-  for (let i = 0; i < TIME_CHARS; i++) {
-    text = ALPHABET[rest % 32] + text;
-    rest = Math.floor(rest / 32);
-  }
-  return text;
 }
 
 /** The milliseconds encoded in a ULID, or undefined when `id` is not one. */

@@ -235,13 +235,28 @@ export function validateMessage(input: unknown, opts: ValidateOptions): Message 
   return completeMessage({ ...draft, sender: opts.sender, receiver: draft.receiver, message_type: draft.message_type }, opts);
 }
 
-const OPTIONAL_FIELDS = ['content', 'reply_with', 'in_reply_to', 'language', 'ontology', 'protocol'] as const;
+/**
+ * `created_at` of the last millisecond seen: `toISOString` costs about 0.5 µs
+ * here and every message an agent sends is completed on the main thread,
+ * many of them within one millisecond.
+ */
+let createdAtMs = Number.NaN;
+let createdAtText = '';
+
+function createdAt(ms: number): string {
+  if (ms !== createdAtMs) {
+    createdAtText = new Date(ms).toISOString();
+    createdAtMs = ms;
+  }
+  return createdAtText;
+}
 
 /**
  * Fills in what the platform assigns: `message_id` (a new ULID), `created_at`
  * (now), `conversation_id` (a new id: the message starts a conversation) and
  * an empty `metadata`. Values already in the draft are kept. The result has
- * the fields in one fixed order, so its JSON form is stable.
+ * the fields in one fixed order, so its JSON form is stable (and messages share
+ * few hidden classes, which keeps the code that reads them fast).
  */
 export function completeMessage(draft: MessageDraft, opts: CompleteOptions = {}): Message {
   const id = opts.newId ?? newId;
@@ -252,12 +267,14 @@ export function completeMessage(draft: MessageDraft, opts: CompleteOptions = {})
     message_type: draft.message_type,
     conversation_id: draft.conversation_id ?? id(),
     metadata: draft.metadata ?? {},
-    created_at: draft.created_at ?? new Date((opts.now ?? Date.now)()).toISOString(),
+    created_at: draft.created_at ?? createdAt((opts.now ?? Date.now)()),
   };
-  for (const field of OPTIONAL_FIELDS) {
-    const value = draft[field];
-    if (value !== undefined) (message as unknown as Record<string, unknown>)[field] = value;
-  }
+  if (draft.content !== undefined) message.content = draft.content;
+  if (draft.reply_with !== undefined) message.reply_with = draft.reply_with;
+  if (draft.in_reply_to !== undefined) message.in_reply_to = draft.in_reply_to;
+  if (draft.language !== undefined) message.language = draft.language;
+  if (draft.ontology !== undefined) message.ontology = draft.ontology;
+  if (draft.protocol !== undefined) message.protocol = draft.protocol;
   return message;
 }
 

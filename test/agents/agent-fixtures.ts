@@ -9,7 +9,6 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import bunyan from 'bunyan';
 import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
 import type { Clock, Random } from '../../supervisors/index.js';
 import { createFixedRandom } from '../../supervisors/index.js';
@@ -20,7 +19,8 @@ import type { BusFilter } from '../../src/bus/filter.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { startServer, type Server } from '../../src/server.js';
-import type { Logger } from '../../src/telemetry/logger.js';
+import { createLogger, type Logger } from '../../src/telemetry/logger.js';
+import type { Tracing } from '../../src/telemetry/tracing.js';
 
 export const ctx: CallContext = { principal: 'tester', trace_id: 'trace-test' };
 export const CLIENT = 'client:tester';
@@ -75,8 +75,11 @@ export interface TestServerOptions {
   random?: Random;
   /** Reuse a data dir (a restart); a new temp dir otherwise. */
   dir?: string;
+  /** Default: the configuration's, which records nothing. */
+  tracing?: Tracing;
 }
 
+/** The server's own logger (trace ids, redaction), writing into `records`. */
 export function captureLogger(records: LogRecord[]): Logger {
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
@@ -84,7 +87,7 @@ export function captureLogger(records: LogRecord[]): Logger {
       done();
     },
   });
-  return bunyan.createLogger({ name: 'svc', level: 'info', streams: [{ stream, level: 'info' }] });
+  return createLogger({ level: 'info', stream });
 }
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
@@ -94,6 +97,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const overrides = options.clock === undefined ? options.overrides : { 'runtime.cpu_quota_per_agent': 0, ...options.overrides };
   const server = await startServer(testConfig(dir, overrides), captureLogger(logs), {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
+    ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
     random: options.random ?? createFixedRandom(0.5),
   });
   const host = (): AgentHost => {

@@ -20,16 +20,22 @@ describe('agent timeouts', () => {
       const events = t.events();
       // Caught at once: the rejection happens while the clock advances, before `assert.rejects` could attach.
       const deploying = deploy(t, await compile(START_NEVER_RETURNS), 'never-starts').catch((error: unknown) => error);
-      const starting = await waitFor(() => transitions(events).find((e) => e.to === 'starting'), 'the start');
+      // Until the deploy is registered its events wait (lifecycle-events.ts): the log shows the start first.
+      const logged = (agentId?: string) => t.logs.filter((l) => l.msg === 'agent transition' && (agentId === undefined || l.agent_id === agentId));
+      const starting = await waitFor(() => logged().find((l) => l.to === 'starting'), 'the start');
+      const agentId = String(starting.agent_id);
       await clock.advance(1_999);
-      assert.equal(t.host().get(starting.agent_id)?.state, 'starting');
+      assert.equal(logged(agentId).length, 1, 'still starting');
+      assert.equal(t.host().get(agentId), undefined, 'not registered while it starts');
+      assert.equal(transitions(events, agentId).length, 0, 'no subscriber has heard of it yet');
       await clock.advance(1);
       const error = await deploying;
       assert.ok(isSvcError(error) && error.code === 'DEADLINE_EXCEEDED' && error.metadata['reason'] === 'start_timeout', String(error));
-      assert.equal(t.host().store.countAgents(), 0, 'the record is removed again');
+      assert.equal(t.host().store.countAgents(), 0, 'never stored');
       assert.equal(t.host().size, 0);
       assert.deepEqual((await t.service.list({}, ctx)).agents, []);
-      assert.deepEqual(transitions(events, starting.agent_id).map((e) => `${e.from}>${e.to}:${e.reason}`), ['null>starting:deploy', 'starting>stopped:start_timeout']);
+      // A failed deploy still publishes what its agent went through.
+      assert.deepEqual(transitions(events, agentId).map((e) => `${e.from}>${e.to}:${e.reason}`), ['null>starting:deploy', 'starting>stopped:start_timeout']);
     } finally {
       await t.stop();
     }

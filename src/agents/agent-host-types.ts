@@ -1,0 +1,91 @@
+/**
+ * The agent host's contract (agent-host.ts implements it): its settings,
+ * what it is built from, and what AgentService, the server and the tests
+ * may ask of it.
+ */
+import type { BackoffOptions, ChildExit, Clock, Random } from '../../supervisors/index.js';
+import type { MessageBus } from '../bus/bus.js';
+import type { MessageHistory } from '../bus/history.js';
+import type { Admission } from '../sandbox/admission.js';
+import type { AdmittedModule, ExecutorPool } from '../sandbox/types.js';
+import type { NewAgent, Store } from '../store/types.js';
+import type { Logger } from '../telemetry/logger.js';
+import type { Metrics } from '../telemetry/metrics.js';
+import type { Tracing } from '../telemetry/tracing.js';
+import type { AgentRuntime } from './agent-runtime.js';
+import type { AgentState } from './agent-service-types.js';
+import type { DispatcherStats } from './dispatcher.js';
+import type { Router } from './router.js';
+
+export interface AgentSettings {
+  maxAgents: number;
+  mailboxSize: number;
+  /** 0 disables hibernation. */
+  idleTimeoutMs: number;
+  startupTimeoutMs: number;
+  shutdownTimeoutMs: number;
+  /** 0 disables the quota. */
+  cpuQuotaMillicores: number;
+  maxConcurrentExecutions: number;
+  maxRestarts: number;
+  restartPeriodMs: number;
+  backoff: Partial<BackoffOptions>;
+}
+
+export interface AgentHostOptions {
+  store: Store;
+  pool: ExecutorPool;
+  bus: MessageBus;
+  history: MessageHistory;
+  admission: Admission;
+  log: Logger;
+  /** The server's `svc_*` metrics; the host counts what it sees there. */
+  metrics: Metrics;
+  /** Spans of deploys, lifecycle events, messages and executions. */
+  tracing: Tracing;
+  clock: Clock;
+  random?: Random;
+  settings: AgentSettings;
+}
+
+export interface HostStats extends DispatcherStats {
+  restarts: number;
+}
+
+export interface AgentHost {
+  readonly store: Store;
+  readonly pool: ExecutorPool;
+  readonly bus: MessageBus;
+  readonly history: MessageHistory;
+  readonly admission: Admission;
+  readonly settings: AgentSettings;
+  /** False once stopping: deploys and sends are refused (UNAVAILABLE). */
+  readonly accepting: boolean;
+  /** Agents on this node, failed ones and deploys in progress included (they count against `max_agents`). */
+  readonly size: number;
+  /** Starts the agent supervisor and restores every stored agent whose desired state is running. */
+  start(): Promise<void>;
+  /**
+   * Deploys an admitted module: creates and starts the agent, stores it with
+   * its module, registers it, publishes its lifecycle events (see the module
+   * comment). Resolves once all of that is done; otherwise rejects having
+   * stopped and forgotten the agent (ALREADY_EXISTS for a taken name,
+   * UNAVAILABLE while stopping, or the start's or the store's error).
+   */
+  deploy(agent: NewAgent, module: Uint8Array, admitted: AdmittedModule): Promise<AgentRuntime>;
+  /** Undeploy: stop (drain within the shutdown timeout), forget. NOT_FOUND if unknown. */
+  remove(agentId: string): Promise<void>;
+  /** A registered agent. */
+  get(agentId: string): AgentRuntime | undefined;
+  readonly router: Router;
+  countStates(): Record<AgentState, number>;
+  /** Agents neither stopped nor failed (`svc_agents_active`). */
+  activeAgents(): number;
+  /** Messages waiting in mailboxes (`svc_message_queue_size`). */
+  queuedMessages(): number;
+  stats(): HostStats;
+  /* The root supervisor's view of the host (a ChildHandle). */
+  onExit(listener: (exit: ChildExit) => void): () => void;
+  stop(reason?: string): Promise<void>;
+  kill(reason?: string): Promise<void>;
+}

@@ -1,0 +1,108 @@
+/**
+ * message-trace.ts without a server: which sends and executions get spans
+ * (only in recorded traces), what context each message carries on, and that
+ * neither a client nor an agent can choose the trace context of what it sends.
+ */
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { FUEL_USED_ATTRIBUTE, createMessageTrace } from '../../src/agents/message-trace.js';
+import type { RouteOutcome } from '../../src/agents/router.js';
+import { completeMessage, type Message } from '../../src/bus/message.js';
+import type { ExecutionResult } from '../../src/sandbox/types.js';
+import { SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
+import { createTracing } from '../../src/telemetry/tracing.js';
+import { memoryTracing, parentOf, tracingConfig } from '../telemetry/telemetry-fixtures.js';
+
+const SAMPLED = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+const UNSAMPLED = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00';
+const ACCEPTED: RouteOutcome = { ok: true };
+
+const message = (metadata: Record<string, string> = {}, sender = 'agent-a'): Message => completeMessage({ sender, receiver: 'agent-b', message_type: 'inform', metadata });
+const routed = () => {
+  const seen: Message[] = [];
+  return { seen, route: (m: Message) => (seen.push(m), ACCEPTED) };
+};
+const traceIdOf = (m: Message) => m.metadata['traceparent']?.split('-')[1];
+const ok: ExecutionResult = { ok: true, stdout: [], stderr: [], fuelUsed: 1234n, durationNs: 1, memoryBytes: 0 };
+
+describe('message trace', () => {
+  it('starts an execution span only when the message trace is recorded', async () => {
+    const { tracing, spans } = memoryTracing();
+    const traced = createMessageTrace(tracing);
+    const off = createMessageTrace(createTracing(tracingConfig({ enable_tracing: false }), { serviceVersion: '0' }));
+    const cases: Array<[string, ReturnType<typeof createMessageTrace>, Record<string, string>, boolean]> = [
+      ['sampled', traced, { traceparent: SAMPLED }, true],
+      ['not sampled', traced, { traceparent: UNSAMPLED }, false],
+      ['no context: a root, sampled at rate 1', traced, {}, true],
+      ['a traceparent of another form: the propagator and sampler decide', traced, { traceparent: 'garbage' }, true],
+      ['tracing off', off, { traceparent: SAMPLED }, false],
+    ];
+    for (const [name, subject, metadata, expected] of cases) {
+      const span = subject.startExecution('agent-b', message(metadata));
+      assert.equal(span !== undefined, expected, name);
+      if (span !== undefined) subject.endExecution(span, ok);
+    }
+    const [sampled] = await spans();
+    assert.equal(sampled?.name, SPANS.agentExecute);
+    assert.equal(sampled.spanContext().traceId, '4bf92f3577b34da6a3ce929d0e0e4736');
+    assert.equal(parentOf(sampled), '00f067aa0ba902b7', 'a child of the context the message carries');
+    assert.deepEqual(
+      [sampled.attributes[SPAN_ATTRIBUTES.agentId], sampled.attributes[SPAN_ATTRIBUTES.executionStatus], sampled.attributes[FUEL_USED_ATTRIBUTE]],
+      ['agent-b', 'success', 1234],
+    );
+  });
+
+  it('a failed execution is an error span with the failure as its status message', async () => {
+    const { tracing, spans } = memoryTracing();
+    const subject = createMessageTrace(tracing);
+    subject.endExecution(subject.startExecution('agent-b', message({ traceparent: SAMPLED }))!, { ...ok, ok: false, failure: 'trap', message: 'unreachable' });
+    const [span] = await spans();
+    assert.equal(span?.attributes[SPAN_ATTRIBUTES.executionStatus], 'error');
+    assert.deepEqual([span?.status.code, span?.status.message], [SpanStatusCode.ERROR, 'trap: unreachable']);
+  });
+
+  it('an agent output carries the incoming context unchanged when unrecorded, a send span child of the execution when recorded', async () => {
+    const { tracing, spans } = memoryTracing();
+    const subject = createMessageTrace(tracing);
+    const { seen, route } = routed();
+    const incoming = message({ traceparent: UNSAMPLED, tracestate: 'k=v' }, 'client:x');
+    subject.sendFromAgent(message({ traceparent: SAMPLED, other: 'kept' }), incoming, undefined, route);
+    assert.deepEqual(seen[0]!.metadata, { traceparent: UNSAMPLED, other: 'kept', tracestate: 'k=v' }, "the agent's own traceparent is replaced");
+    subject.sendFromAgent(message({ tracestate: 'forged=1' }), message(), undefined, route);
+    assert.deepEqual(seen[1]!.metadata, {}, 'nothing to carry: nothing the agent wrote passes either');
+    assert.deepEqual(await spans(), []);
+
+    const execution = subject.startExecution('agent-a', message({ traceparent: SAMPLED }))!;
+    subject.sendFromAgent(message(), incoming, execution, route);
+    subject.endExecution(execution, ok);
+    const [send, executed] = await spans();
+    assert.equal(send?.name, SPANS.messagesSend);
+    assert.equal(parentOf(send!), executed!.spanContext().spanId);
+    assert.match(seen[2]!.metadata['traceparent']!, new RegExp(`^00-${send!.spanContext().traceId}-${send!.spanContext().spanId}-01$`));
+  });
+
+  it("a client's message carries its send span inside a recorded call, the call's context otherwise, never the client's own", async () => {
+    const { tracing, spans } = memoryTracing({ trace_sample_rate: 0 });
+    const subject = createMessageTrace(tracing);
+    const { seen, route } = routed();
+    const unsampled = tracing.startSpan('svc.api.send_message');
+    subject.sendFromClient(message({ traceparent: SAMPLED, tracestate: 'forged=1' }, 'client:x'), trace.setSpan(ROOT_CONTEXT, unsampled), route);
+    assert.equal(seen[0]!.metadata['traceparent'], `00-${unsampled.spanContext().traceId}-${unsampled.spanContext().spanId}-00`);
+    assert.equal(seen[0]!.metadata['tracestate'], undefined);
+    assert.deepEqual(await spans(), [], 'no send span in an unrecorded trace');
+
+    const recorded = memoryTracing();
+    const call = recorded.tracing.startSpan('svc.api.send_message');
+    assert.equal(call.spanContext().traceFlags & TraceFlags.SAMPLED, TraceFlags.SAMPLED);
+    const refused: RouteOutcome = { ok: false, reason: 'mailbox_full' };
+    createMessageTrace(recorded.tracing).sendFromClient(message({}, 'client:x'), trace.setSpan(ROOT_CONTEXT, call), () => refused);
+    const [send] = await recorded.spans();
+    assert.equal(parentOf(send!), call.spanContext().spanId);
+    assert.deepEqual([send!.status.code, send!.status.message], [SpanStatusCode.ERROR, 'mailbox_full']);
+
+    subject.sendFromClient(message({}, 'client:x'), ROOT_CONTEXT, route);
+    assert.match(seen[1]!.metadata['traceparent']!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/, 'outside any call, a trace of its own');
+    assert.notEqual(traceIdOf(seen[1]!), unsampled.spanContext().traceId);
+  });
+});
