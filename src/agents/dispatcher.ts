@@ -11,9 +11,11 @@
  *   which dispatch the receivers, which fill the next batch.
  * - **`max_concurrent_executions`** bounds the executions in flight. Agents
  *   that find no slot wait in the backlog, ordered by **weighted fair
- *   queueing**: each agent's virtual time grows by the execution time it
- *   received divided by its `cpu_shares`, and the lowest goes first, so under
- *   contention agents receive CPU in proportion to their shares. An agent
+ *   queueing**: each agent's virtual time grows by the fuel its executions
+ *   burned divided by its `cpu_shares`, and the lowest goes first, so under
+ *   contention agents receive CPU in proportion to their shares. Fuel rather
+ *   than wall time: one execution stretched by a GC pause or a busy machine
+ *   would otherwise push its agent back for many turns. An agent
  *   that becomes ready after being idle starts at the system's virtual time
  *   (that of the last dispatch), so idleness is not banked as credit.
  * - **`cpu_quota_per_agent`** (cpu-budget.ts): an agent over its quota waits
@@ -163,7 +165,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     const now = clock.now();
     agent.lastActiveAt = now;
     agent.budget.charge(now, result.durationNs);
-    agent.vtime += result.durationNs / agent.shares;
+    agent.vtime += Number(result.fuelUsed) / agent.shares;
     counters.executions += 1;
     counters.cpuNs += result.durationNs;
     if (!refused) {

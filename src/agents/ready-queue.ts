@@ -5,7 +5,7 @@
  */
 
 export interface Schedulable {
-  /** Execution time received so far divided by the agent's shares, ns. */
+  /** Fuel burned so far divided by the agent's shares. */
   vtime: number;
 }
 
