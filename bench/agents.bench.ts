@@ -61,6 +61,26 @@ async function until(done: () => boolean, timeoutMs: number, what: string): Prom
 
 const microsSince = (start: bigint) => Number(process.hrtime.bigint() - start) / 1000;
 
+/**
+ * CPU time of the calling thread in µs, from /proc (Linux; undefined elsewhere), in
+ * clock ticks of 10 ms: enough over seconds. Unlike wall time it does not grow when
+ * other processes take the cores, so it tells the cost of a message on a busy machine.
+ */
+function threadCpuMicros(): number | undefined {
+  try {
+    const stat = readFileSync('/proc/thread-self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
+const processCpuMicros = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+
 /** 100 ping/pong pairs playing at once: agent-to-agent messages per second through router, bus and pool. */
 export async function pingPong(pairs = 100, rounds = 2_000, games = 3): Promise<Row[]> {
   const b = await benchServer();
@@ -69,6 +89,8 @@ export async function pingPong(pairs = 100, rounds = 2_000, games = 3): Promise<
     const pongs = await Promise.all(Array.from({ length: pairs }, (_, i) => deployOne(b.service, wasm('pong'), `pong-${i}`)));
     const pings = await Promise.all(Array.from({ length: pairs }, (_, i) => deployOne(b.service, wasm('ping'), `ping-${i}`)));
     const rates: number[] = [];
+    const mainCpuBefore = threadCpuMicros();
+    const cpuBefore = processCpuMicros();
     for (let game = 0; game < games; game++) {
       const before = host.stats().messagesDelivered;
       // Each round is a ping and a pong; the start message is the client's.
@@ -78,8 +100,15 @@ export async function pingPong(pairs = 100, rounds = 2_000, games = 3): Promise<
       await until(() => host.stats().messagesDelivered >= expected, 120_000, 'the games to end');
       rates.push((pairs * 2 * rounds) / (microsSince(started) / 1e6));
     }
+    const messages = games * pairs * 2 * rounds;
+    const mainCpuAfter = threadCpuMicros();
+    const cpuPerMessage = (processCpuMicros() - cpuBefore) / messages;
     const figures = summarise(rates);
     const baseline = await rawPingPong(pairs, rounds);
+    const cpuRows: Row[] =
+      mainCpuBefore === undefined || mainCpuAfter === undefined
+        ? []
+        : [{ name: '  main-thread CPU per message', unit: 'µs', median: (mainCpuAfter - mainCpuBefore) / messages, baseline: { name: 'all threads', median: cpuPerMessage } }];
     return [
       {
         name: `agent to agent through the bus (${pairs} ping/pong pairs)`,
@@ -90,6 +119,7 @@ export async function pingPong(pairs = 100, rounds = 2_000, games = 3): Promise<
         target: '≥ 100,000 msg/s',
         ok: figures.median >= 100_000,
       },
+      ...cpuRows,
     ];
   } finally {
     await b.stop();

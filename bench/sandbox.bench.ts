@@ -3,6 +3,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { completeMessage } from '../src/bus/message.js';
 import { createAdmission } from '../src/sandbox/admission.js';
 import { createExecutorPool } from '../src/sandbox/executor-pool.js';
 import { instrumentModule } from '../src/sandbox/instrument.js';
@@ -138,6 +139,75 @@ async function delivery(messages = 300_000, agents = 100): Promise<Row[]> {
   }
 }
 
+/** An admitted agent instantiated on this thread under its own WASI shim, as a worker holds it. */
+class ThreadAgent {
+  private readonly shim = createWasiShim(OUTPUT);
+  private readonly fds = createFdTable();
+  private readonly exports: { memory: WebAssembly.Memory; handle: () => void } & Record<string, unknown>;
+
+  constructor(module: WebAssembly.Module) {
+    this.exports = new WebAssembly.Instance(module, this.shim.imports).exports as ThreadAgent['exports'];
+    (this.exports[MEMORY_BUDGET_EXPORT] as WebAssembly.Global).value = 16;
+    const start = this.exports['_initialize'];
+    if (typeof start === 'function') this.run(start as () => void, new Uint8Array(0));
+  }
+
+  deliver(input: Uint8Array): void {
+    this.run(this.exports.handle, input);
+  }
+
+  private run(fn: () => void, input: Uint8Array): void {
+    (this.exports[FUEL_EXPORT] as WebAssembly.Global).value = LIMITS.fuelPerExecution;
+    this.shim.begin(this.exports.memory, this.fds, input);
+    fn();
+    this.shim.end();
+  }
+}
+
+/** CPU time of one `deliver`, in µs: best of three rounds, so a busy machine does not inflate it. */
+function cpuMicrosPerMessage(deliver: (i: number) => void, messages: number): number {
+  for (let i = 0; i < 5_000; i++) deliver(i);
+  let best = Number.POSITIVE_INFINITY;
+  for (let round = 0; round < 3; round++) {
+    const start = process.cpuUsage();
+    for (let i = 0; i < messages; i++) deliver(i);
+    const { user, system } = process.cpuUsage(start);
+    best = Math.min(best, (user + system) / messages);
+  }
+  return best;
+}
+
+/**
+ * One `handle()` of the example agents (the AssemblyScript SDK: read fd 0, parse the
+ * Message, reply) under the WASI shim on one thread, as a worker runs it, with messages
+ * as the platform writes them. Baseline: the trivial agent, which reads and writes nothing.
+ */
+async function sdkHandle(messages = 100_000): Promise<Row[]> {
+  const admit = createAdmission(LIMITS);
+  const agent = async (bytes: Uint8Array<ArrayBuffer>) => new ThreadAgent((await admit.admit(bytes)).module);
+  const partner = 'agent-01JBBBBBBBBBBBBBBBBBBBBBBB';
+  const message = (type: 'request' | 'inform', content: string, sender = partner): Uint8Array =>
+    Buffer.from(JSON.stringify(completeMessage({ sender, receiver: 'agent-01JAAAAAAAAAAAAAAAAAAAAAAA', message_type: type, content, conversation_id: 'ping-1a2b3c4d', in_reply_to: '01JCCCCCCCCCCCCCCCCCCCCCCC' })));
+  const pings = Array.from({ length: 100 }, () => message('request', 'ping'));
+  const pongs = Array.from({ length: 100 }, () => message('inform', 'pong'));
+  const trivial = await agent(await watFile('./fixtures/trivial.wat'));
+  const baseline = { name: 'trivial agent', median: cpuMicrosPerMessage((i) => trivial.deliver(pings[i % 100]!), messages) };
+  const rows: Row[] = [];
+  for (const name of ['pong', 'echo', 'counter']) {
+    const example = await agent(file(`../examples/build/${name}.wasm`));
+    rows.push({ name: `SDK handle(): ${name}, a request answered`, unit: 'µs', median: cpuMicrosPerMessage((i) => example.deliver(pings[i % 100]!), messages), baseline });
+  }
+  // Ping answers each pong of its partner with the next ping while a game lasts: a new one starts every 5,000 rounds.
+  const ping = await agent(file('../examples/build/ping.wasm'));
+  const start = message('request', `start:${partner}:10000`, 'client:bench');
+  const playing = (i: number): void => {
+    if (i % 5_000 === 0) ping.deliver(start);
+    ping.deliver(pongs[i % 100]!);
+  };
+  rows.push({ name: 'SDK handle(): ping, a pong answered', unit: 'µs', median: cpuMicrosPerMessage(playing, messages), baseline });
+  return rows;
+}
+
 /** A CPU-bound module instrumented with fuel against the same module uninstrumented. */
 async function fuel(): Promise<Row[]> {
   const source = await watFile('../test/fixtures/valid/compute.wat');
@@ -265,6 +335,7 @@ export const SANDBOX_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> =
   ['instantiate', instantiate],
   ['agents', () => manyAgents()],
   ['delivery', () => delivery()],
+  ['sdk', () => sdkHandle()],
   ['fuel', fuel],
   ['watchdog', () => watchdog()],
   ['respawn', () => coldRespawn()],

@@ -2,6 +2,8 @@
 // decoded strings without quadratic string concatenation.
 
 const MIN_CAPACITY: usize = 256;
+// A reused sink gives back a buffer grown past this, so one large message does not hold memory forever.
+const KEEP_CAPACITY: usize = 64 * 1024;
 
 export class ByteSink {
   ptr: usize;
@@ -13,7 +15,8 @@ export class ByteSink {
     this.ptr = heap.alloc(this.capacity);
   }
 
-  private reserve(extra: usize): void {
+  /** Makes room for `extra` more bytes at `ptr + len`. */
+  reserve(extra: usize): void {
     const needed = this.len + extra;
     if (needed <= this.capacity) return;
     let capacity = this.capacity << 1;
@@ -82,6 +85,15 @@ export class ByteSink {
     // Without bulk memory, asc lowers memory.copy to its own word-wise loop.
     memory.copy(this.ptr + this.len, ptr, len);
     this.len += len;
+  }
+
+  /** Empties the sink for reuse; a buffer grown large is replaced by a small one. */
+  clear(): void {
+    this.len = 0;
+    if (this.capacity <= KEEP_CAPACITY) return;
+    heap.free(this.ptr);
+    this.capacity = MIN_CAPACITY;
+    this.ptr = heap.alloc(MIN_CAPACITY);
   }
 
   toUtf8String(): string {

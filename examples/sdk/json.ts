@@ -1,5 +1,7 @@
 // Just enough JSON for the Message document: reading an object field by field
 // (any value as text, nested ones skippable) and writing objects of strings.
+// Every message goes through here, so the common case (ASCII text without
+// escapes) takes short paths that allocate only the strings handed out.
 
 import { ByteSink } from "./bytes";
 
@@ -9,6 +11,29 @@ const REPLACEMENT_CHARACTER: u32 = 0xFFFD;
 
 function isWhitespace(c: u32): bool {
   return c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D;
+}
+
+/** What `readKey` returns for a key that is none of the names it was given. */
+export const OTHER_KEY: i32 = -1;
+/** What `readKey` returns when there is no well-formed key. */
+export const BAD_KEY: i32 = -2;
+
+/** A string of `len` ASCII bytes at `ptr`: each byte is its UTF-16 unit, so there is nothing to decode. */
+function asciiString(ptr: usize, len: usize): string {
+  if (len == 0) return "";
+  const out = __new(len << 1, idof<string>());
+  for (let i: usize = 0; i < len; i++) store<u16>(out + (i << 1), load<u8>(ptr + i));
+  return changetype<string>(out);
+}
+
+/** Whether the `len` bytes at `ptr` spell `name` (which is ASCII). */
+function bytesEqual(ptr: usize, len: usize, name: string): bool {
+  if (<usize>name.length != len) return false;
+  const src = changetype<usize>(name);
+  for (let i: usize = 0; i < len; i++) {
+    if (<u32>load<u8>(ptr + i) != <u32>load<u16>(src + (i << 1))) return false;
+  }
+  return true;
 }
 
 function hexValue(c: u32): i32 {
@@ -49,15 +74,17 @@ export class JsonReader {
   readString(): string | null {
     if (!this.accept(QUOTE)) return null;
     const start = this.pos;
-    // Fast path: no escapes, the bytes are the string.
+    let bits: u32 = 0;
+    // Fast path: no escapes, the bytes are the string (and, when all are ASCII, its UTF-16 units).
     while (this.pos < this.end) {
       const c = <u32>load<u8>(this.pos);
       if (c == QUOTE) {
-        const text = String.UTF8.decodeUnsafe(start, this.pos - start);
+        const len = this.pos - start;
         this.pos++;
-        return text;
+        return bits < 0x80 ? asciiString(start, len) : String.UTF8.decodeUnsafe(start, len);
       }
       if (c == BACKSLASH) break;
+      bits |= c;
       this.pos++;
     }
     if (this.pos >= this.end) return null;
@@ -67,6 +94,33 @@ export class JsonReader {
     const text = ok ? sink.toUtf8String() : null;
     sink.free();
     return text;
+  }
+
+  /**
+   * Reads an object key (the cursor is at its opening quote) and returns the index of the
+   * first of `names` it equals, `OTHER_KEY` for any other key, or `BAD_KEY`. A key without
+   * escapes, as they come, is matched in place: no string is made for it.
+   */
+  readKey(names: StaticArray<string>): i32 {
+    if (this.peek() != <i32>QUOTE) return BAD_KEY;
+    const start = this.pos + 1;
+    let at = start;
+    while (at < this.end) {
+      const c = <u32>load<u8>(at);
+      if (c == BACKSLASH) {
+        const key = this.readString();
+        if (key == null) return BAD_KEY;
+        for (let i = 0; i < names.length; i++) if (names[i] == key) return i;
+        return OTHER_KEY;
+      }
+      if (c == QUOTE) {
+        this.pos = at + 1;
+        for (let i = 0; i < names.length; i++) if (bytesEqual(start, at - start, unchecked(names[i]))) return i;
+        return OTHER_KEY;
+      }
+      at++;
+    }
+    return BAD_KEY;
   }
 
   private readEscapedRest(sink: ByteSink): bool {
@@ -197,20 +251,13 @@ export class JsonWriter {
 
   /** Adds `"key": "value"`. */
   field(key: string, value: string): void {
-    this.key(key);
-    writeJsonString(this.sink, value);
+    writeJsonField(this.sink, this.fields++ == 0, key, value);
   }
 
   /** Opens a nested object under `key` and returns its writer; call `close()` on it. */
   object(key: string): JsonWriter {
-    this.key(key);
+    writeJsonKey(this.sink, this.fields++ == 0, key);
     return new JsonWriter(this.sink);
-  }
-
-  private key(key: string): void {
-    if (this.fields++ > 0) this.sink.byte(0x2C);
-    writeJsonString(this.sink, key);
-    this.sink.byte(0x3A);
   }
 
   close(): void {
@@ -218,33 +265,65 @@ export class JsonWriter {
   }
 }
 
+/** Writes `"key":`, after a comma unless it is the first of its object. */
+export function writeJsonKey(sink: ByteSink, first: bool, key: string): void {
+  if (!first) sink.byte(0x2C);
+  writeJsonString(sink, key);
+  sink.byte(0x3A);
+}
+
+/** Writes `"key":"value"`, after a comma unless it is the first of its object. */
+export function writeJsonField(sink: ByteSink, first: bool, key: string, value: string): void {
+  writeJsonKey(sink, first, key);
+  writeJsonString(sink, value);
+}
+
 /** Writes `text` as a quoted JSON string in UTF-8. Lone surrogates are kept as \u escapes. */
 export function writeJsonString(sink: ByteSink, text: string): void {
-  sink.byte(QUOTE);
   const src = changetype<usize>(text);
   const n = text.length;
+  // Room for one byte per unit and the quotes: printable ASCII is then stored without checks.
+  sink.reserve(<usize>n + 2);
+  let out = sink.ptr + sink.len;
+  store<u8>(out++, QUOTE);
   for (let i = 0; i < n; i++) {
     const c = <u32>load<u16>(src + (<usize>i << 1));
-    if (c == QUOTE || c == BACKSLASH) {
-      sink.byte(BACKSLASH);
-      sink.byte(c);
-    } else if (c < 0x20) {
-      writeControl(sink, c);
-    } else if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n) {
-      const low = <u32>load<u16>(src + (<usize>(i + 1) << 1));
-      if (low >= 0xDC00 && low <= 0xDFFF) {
-        sink.codePoint(0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00));
-        i++;
-      } else {
-        writeUnicodeEscape(sink, c);
-      }
-    } else if (c >= 0xD800 && c <= 0xDFFF) {
-      writeUnicodeEscape(sink, c);
-    } else {
-      sink.codePoint(c);
+    if (c >= 0x20 && c < 0x80 && c != QUOTE && c != BACKSLASH) {
+      store<u8>(out++, <u8>c);
+      continue;
     }
+    sink.len = out - sink.ptr;
+    i = writeSpecialUnit(sink, src, i, n);
+    // Room again for one byte per unit left (n - i - 1) and the closing quote.
+    sink.reserve(<usize>(n - i));
+    out = sink.ptr + sink.len;
   }
-  sink.byte(QUOTE);
+  store<u8>(out++, QUOTE);
+  sink.len = out - sink.ptr;
+}
+
+/** Writes the unit at `i` that is not printable ASCII (and its low surrogate); returns the last index used. */
+function writeSpecialUnit(sink: ByteSink, src: usize, i: i32, n: i32): i32 {
+  const c = <u32>load<u16>(src + (<usize>i << 1));
+  if (c == QUOTE || c == BACKSLASH) {
+    sink.byte(BACKSLASH);
+    sink.byte(c);
+  } else if (c < 0x20) {
+    writeControl(sink, c);
+  } else if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n) {
+    const low = <u32>load<u16>(src + (<usize>(i + 1) << 1));
+    if (low >= 0xDC00 && low <= 0xDFFF) {
+      sink.codePoint(0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00));
+      i++;
+    } else {
+      writeUnicodeEscape(sink, c);
+    }
+  } else if (c >= 0xD800 && c <= 0xDFFF) {
+    writeUnicodeEscape(sink, c);
+  } else {
+    sink.codePoint(c);
+  }
+  return i;
 }
 
 function writeControl(sink: ByteSink, c: u32): void {

@@ -1,7 +1,7 @@
 // The Message of the svc API (DESIGN.md section 3) and its JSON form.
 
 import { ByteSink } from "./bytes";
-import { JsonReader, JsonWriter } from "./json";
+import { BAD_KEY, JsonReader, writeJsonField, writeJsonKey } from "./json";
 
 /**
  * A FIPA-ACL message. Absent and null fields are empty strings; a field that is not a
@@ -20,30 +20,61 @@ export class Message {
   language: string = "";
   ontology: string = "";
   protocol: string = "";
-  /** Carries `traceparent` and `tracestate` among others. */
-  metadata: Map<string, string> = new Map<string, string>();
   /** As the platform wrote it (RFC 3339 text). */
   createdAt: string = "";
+  // Most messages carry no metadata: the map is made when first used.
+  private entries: Map<string, string> | null = null;
+
+  /** Carries `traceparent` and `tracestate` among others. */
+  get metadata(): Map<string, string> {
+    let entries = this.entries;
+    if (entries == null) {
+      entries = new Map<string, string>();
+      this.entries = entries;
+    }
+    return entries;
+  }
+
+  set metadata(entries: Map<string, string>) {
+    this.entries = entries;
+  }
+
+  /** Whether `metadata` has entries (without making the map). */
+  get hasMetadata(): bool {
+    const entries = this.entries;
+    return entries != null && entries.size > 0;
+  }
 }
 
-/** Stores a top-level field; unknown keys are ignored. The API also accepts lowerCamelCase names. */
-function assign(msg: Message, key: string, value: string): void {
-  if (key == "message_id" || key == "messageId") msg.messageId = value;
-  else if (key == "sender") msg.sender = value;
-  else if (key == "receiver") msg.receiver = value;
-  else if (key == "message_type" || key == "messageType") msg.messageType = value;
-  else if (key == "content") msg.content = value;
-  else if (key == "conversation_id" || key == "conversationId") msg.conversationId = value;
-  else if (key == "reply_with" || key == "replyWith") msg.replyWith = value;
-  else if (key == "in_reply_to" || key == "inReplyTo") msg.inReplyTo = value;
-  else if (key == "language") msg.language = value;
-  else if (key == "ontology") msg.ontology = value;
-  else if (key == "protocol") msg.protocol = value;
-  else if (key == "created_at" || key == "createdAt") msg.createdAt = value;
+// The keys of the Message JSON, snake_case as the platform writes them, then the
+// lowerCamelCase spellings the API also accepts; `assign` takes their indices.
+const KEYS: StaticArray<string> = [
+  "message_id", "sender", "receiver", "message_type", "content", "conversation_id", "reply_with",
+  "in_reply_to", "language", "ontology", "protocol", "created_at", "metadata",
+  "messageId", "messageType", "conversationId", "replyWith", "inReplyTo", "createdAt",
+];
+const METADATA_KEY: i32 = 12;
+
+/** Stores a top-level field by its index in KEYS; other keys are ignored. */
+function assign(msg: Message, key: i32, value: string): void {
+  switch (key) {
+    case 0: case 13: msg.messageId = value; break;
+    case 1: msg.sender = value; break;
+    case 2: msg.receiver = value; break;
+    case 3: case 14: msg.messageType = value; break;
+    case 4: msg.content = value; break;
+    case 5: case 15: msg.conversationId = value; break;
+    case 6: case 16: msg.replyWith = value; break;
+    case 7: case 17: msg.inReplyTo = value; break;
+    case 8: msg.language = value; break;
+    case 9: msg.ontology = value; break;
+    case 10: msg.protocol = value; break;
+    case 11: case 18: msg.createdAt = value; break;
+  }
 }
 
 /** Reads `{"k": v, ...}` into `msg.metadata`; nested values are skipped. */
-function readMetadata(reader: JsonReader, metadata: Map<string, string>): bool {
+function readMetadata(reader: JsonReader, msg: Message): bool {
   if (!reader.accept(0x7B)) return reader.skipValue(); // null or a stray scalar: no metadata
   if (reader.accept(0x7D)) return true;
   do {
@@ -55,7 +86,7 @@ function readMetadata(reader: JsonReader, metadata: Map<string, string>): bool {
     } else {
       const value = reader.readText();
       if (value == null) return false;
-      metadata.set(key, value);
+      msg.metadata.set(key, value);
     }
   } while (reader.accept(0x2C));
   return reader.accept(0x7D);
@@ -68,11 +99,12 @@ export function parseMessage(ptr: usize, len: usize): Message | null {
   if (!reader.accept(0x7B)) return null;
   if (reader.accept(0x7D)) return reader.atEnd() ? msg : null;
   do {
-    const key = reader.readString();
-    if (key == null || !reader.accept(0x3A)) return null;
-    if (key == "metadata") {
-      if (!readMetadata(reader, msg.metadata)) return null;
+    const key = reader.readKey(KEYS);
+    if (key == BAD_KEY || !reader.accept(0x3A)) return null;
+    if (key == METADATA_KEY) {
+      if (!readMetadata(reader, msg)) return null;
     } else {
+      // Other keys are read all the same: what is not JSON is refused wherever it is.
       const value = reader.readText();
       if (value == null) return null;
       assign(msg, key, value);
@@ -81,8 +113,11 @@ export function parseMessage(ptr: usize, len: usize): Message | null {
   return reader.accept(0x7D) && reader.atEnd() ? msg : null;
 }
 
-function optional(writer: JsonWriter, key: string, value: string): void {
-  if (value.length > 0) writer.field(key, value);
+/** Writes `"key":"value"` unless `value` is empty; returns whether anything is written yet. */
+function optional(sink: ByteSink, first: bool, key: string, value: string): bool {
+  if (value.length == 0) return first;
+  writeJsonField(sink, first, key, value);
+  return false;
 }
 
 /**
@@ -91,25 +126,27 @@ function optional(writer: JsonWriter, key: string, value: string): void {
  * to set and are never written.
  */
 export function writeMessageLine(sink: ByteSink, msg: Message): void {
-  const writer = new JsonWriter(sink);
-  optional(writer, "receiver", msg.receiver);
-  writer.field("message_type", msg.messageType);
-  writer.field("content", msg.content);
-  optional(writer, "conversation_id", msg.conversationId);
-  optional(writer, "reply_with", msg.replyWith);
-  optional(writer, "in_reply_to", msg.inReplyTo);
-  optional(writer, "language", msg.language);
-  optional(writer, "ontology", msg.ontology);
-  optional(writer, "protocol", msg.protocol);
-  if (msg.metadata.size > 0) {
-    const nested = writer.object("metadata");
-    const keys = msg.metadata.keys();
+  sink.byte(0x7B);
+  const first = optional(sink, true, "receiver", msg.receiver);
+  writeJsonField(sink, first, "message_type", msg.messageType);
+  writeJsonField(sink, false, "content", msg.content);
+  optional(sink, false, "conversation_id", msg.conversationId);
+  optional(sink, false, "reply_with", msg.replyWith);
+  optional(sink, false, "in_reply_to", msg.inReplyTo);
+  optional(sink, false, "language", msg.language);
+  optional(sink, false, "ontology", msg.ontology);
+  optional(sink, false, "protocol", msg.protocol);
+  if (msg.hasMetadata) {
+    writeJsonKey(sink, false, "metadata");
+    sink.byte(0x7B);
+    const metadata = msg.metadata;
+    const keys = metadata.keys();
     for (let i = 0; i < keys.length; i++) {
       const key = keys[i];
-      nested.field(key, msg.metadata.get(key));
+      writeJsonField(sink, i == 0, key, metadata.get(key));
     }
-    nested.close();
+    sink.byte(0x7D);
   }
-  writer.close();
+  sink.byte(0x7D);
   sink.byte(0x0A);
 }

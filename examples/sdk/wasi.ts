@@ -1,6 +1,8 @@
 // The five WASI preview 1 calls the svc agent ABI allows (docs/agent-abi.md).
 // Signatures follow the WASI snapshot exactly: an errno (u16) comes back in an i32.
 
+import { ByteSink } from "./bytes";
+
 // @ts-ignore: decorator
 @external("wasi_snapshot_preview1", "fd_read")
 export declare function fd_read(fd: i32, iovs: usize, iovsLen: i32, nread: usize): i32;
@@ -31,7 +33,8 @@ export const CLOCK_REALTIME: i32 = 0;
 const iovec = memory.data(8, 4);
 const count = memory.data(8, 8);
 
-const INITIAL_READ_CAPACITY: usize = 4096;
+// Room offered to each fd_read: most messages arrive in one call.
+const READ_CHUNK: usize = 4096;
 
 /** Writes `len` bytes at `ptr` to `fd`, retrying short writes. False if the host refused. */
 export function writeAll(fd: i32, ptr: usize, len: usize): bool {
@@ -47,36 +50,16 @@ export function writeAll(fd: i32, ptr: usize, len: usize): bool {
   return true;
 }
 
-/** Bytes in unmanaged memory; the owner calls `free()`. */
-export class Bytes {
-  constructor(public ptr: usize, public len: usize) {}
-
-  free(): void {
-    heap.free(this.ptr);
-    this.ptr = 0;
-    this.len = 0;
-  }
-}
-
-/** Reads `fd` until EOF. Null if the host reported an error. */
-export function readAll(fd: i32): Bytes | null {
-  let capacity = INITIAL_READ_CAPACITY;
-  let ptr = heap.alloc(capacity);
-  let len: usize = 0;
+/** Reads `fd` until EOF into `sink`, after what it already holds. False if the host reported an error. */
+export function readAll(fd: i32, sink: ByteSink): bool {
   while (true) {
-    if (len == capacity) {
-      capacity <<= 1;
-      ptr = heap.realloc(ptr, capacity);
-    }
-    store<u32>(iovec, <u32>(ptr + len));
-    store<u32>(iovec, <u32>(capacity - len), 4);
-    if (fd_read(fd, iovec, 1, count) != ERRNO_SUCCESS) {
-      heap.free(ptr);
-      return null;
-    }
+    sink.reserve(READ_CHUNK);
+    store<u32>(iovec, <u32>(sink.ptr + sink.len));
+    store<u32>(iovec, <u32>(sink.capacity - sink.len), 4);
+    if (fd_read(fd, iovec, 1, count) != ERRNO_SUCCESS) return false;
     const got = <usize>load<u32>(count);
-    if (got == 0) return new Bytes(ptr, len);
-    len += got;
+    if (got == 0) return true;
+    sink.len += got;
   }
 }
 

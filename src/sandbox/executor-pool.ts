@@ -10,7 +10,8 @@
  *   memory and globals instead. Resolves `{ memoryBytes, workerId, log }`;
  *   rejects with an `SvcError` whose `metadata.reason` is an
  *   `ExecutionFailure` (codes in `INSTANTIATE_ERRORS`), or RESOURCE_EXHAUSTED
- *   when the memory does not fit.
+ *   when the memory does not fit. When it fits only once the growth granted
+ *   to batches in flight is settled, it waits for that (milliseconds).
  * - `execute(agentId, input): Promise<ExecutionResult>` runs `handle` once with
  *   `input` on fd 0 and never rejects except for `maxPendingExecutions`. After
  *   any failure the instance is discarded (its state may be half-updated);
@@ -21,10 +22,12 @@
  *   `on('workerLost', listener): unsubscribe`.
  *
  * Batching: calls queue per worker and leave as one `batch` message of up to
- * `maxBatchSize` on the next `setImmediate`, or as soon as a batch in flight
- * is answered. With `MAX_BATCHES_IN_FLIGHT` batches per worker, a postMessage
- * round trip (20–50 µs) is paid per batch and the worker never waits for the
- * main thread to settle the previous one.
+ * `maxBatchSize` on the next `setImmediate`, or when a batch in flight is
+ * answered, together with the calls its results led to (agents answering
+ * agents fill whole batches that way, rather than splitting into ever smaller
+ * ones). With `MAX_BATCHES_IN_FLIGHT` batches per worker, a postMessage round
+ * trip (20–50 µs) is paid per batch and the worker need not wait for the main
+ * thread to settle the previous one.
  *
  * Concurrency (`max_concurrent_executions`): a worker runs one request at a
  * time, so at most `workers` executions run at once by construction;
@@ -33,10 +36,13 @@
  * Memory (memory-ledger.ts): instantiation reserves the initial size (the
  * snapshot size, or the module maximum when a wasm start section could grow
  * it) and is refused when that does not fit `wasmMemoryLimitBytes`. Growth
- * goes through `__svc_memory_budget`: each batch carries a grant of headroom
- * and the worker sets every execution's budget to min(the agent's limit, what
- * is left of the grant). Every result reports the instance's memory, which
- * becomes the agent's `memoryBytes`.
+ * goes through `__svc_memory_budget`: each batch carries a grant of headroom,
+ * at most what its agents could still grow by (up to the smaller of their
+ * limit and their module's maximum), and the worker sets every execution's
+ * budget to min(the agent's limit, what is left of the grant). What the
+ * unanswered items of a long batch cannot use is given back with each partial
+ * answer, the rest when the batch is done. Every result reports the
+ * instance's memory, which becomes the agent's `memoryBytes`.
  *
  * Watchdog (watchdog.ts): a worker whose run overstays its timeout is
  * terminated and replaced at once by a warm spare (executor-threads.ts); the
@@ -60,7 +66,7 @@ import {
   type SnapshotRequest,
   type WorkerResult,
 } from './worker-protocol.js';
-import type { ExecutionFailure, ExecutionResult, ExecutorPool, ExecutorPoolOptions, InstanceSnapshot, Placement, WorkerLostEvent } from './types.js';
+import type { AdmittedModule, ExecutionFailure, ExecutionResult, ExecutorPool, ExecutorPoolOptions, InstanceSnapshot, Placement, WorkerLostEvent } from './types.js';
 
 export type { ExecutorPool, ExecutorPoolOptions, ExecutorPoolStats, InstantiateOptions, Placement, WorkerLostEvent } from './types.js';
 
@@ -87,7 +93,22 @@ interface Agent {
   worker: WorkerSlot;
   sha256: string;
   limitPages: number;
+  /** Pages its memory can reach: its limit, or its module's maximum when lower. */
+  maxPages: number;
   memoryBytes: number;
+  /** The `wantedPages` pass that last counted it, so an agent with several items counts once. */
+  counted: number;
+}
+
+/** An instantiation whose memory is reserved (or waits to be), to be placed on a worker. */
+interface PlacementRequest {
+  agentId: string;
+  admitted: AdmittedModule;
+  snapshot: InstanceSnapshot | null;
+  limitPages: number;
+  reserveBytes: number;
+  resolve(placement: Placement): void;
+  reject(error: SvcError): void;
 }
 
 /** A call queued or in flight; settled by `settle` from the worker's answer or by `lose`. */
@@ -138,12 +159,15 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   const maxBatch = options.maxBatchSize ?? DEFAULT_MAX_BATCH_SIZE;
   const maxPending = options.maxPendingExecutions ?? Number.POSITIVE_INFINITY;
   const agents = new Map<string, Agent>();
+  /** Instantiations waiting for granted growth to settle, by agent id. */
+  const waiting = new Map<string, PlacementRequest>();
   const memory = createMemoryLedger(options.wasmMemoryLimitBytes, workerCount * MAX_BATCHES_IN_FLIGHT);
   const listeners = new Set<(event: WorkerLostEvent) => void>();
   const failures: Partial<Record<ExecutionFailure, number>> = {};
   const counters = { batches: 0, modulesSent: 0, executions: 0, instantiations: 0, instantiateNs: 0, workersLost: 0 };
   let pendingExecutions = 0;
   let nextAgentIndex = 0;
+  let countingPass = 0;
   let closed = false;
 
   const threads = createThreadSet({
@@ -172,14 +196,16 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   });
   watchdog.start();
 
-  /** What a batch's agents could grow by in all, each up to its own limit. */
-  function wantedPages(items: Pending[]): number {
-    const need = new Map<Agent, number>();
-    for (const p of items) {
-      if (p.op === 'execute' || p.op === 'instantiate') need.set(p.owner, p.owner.limitPages - p.owner.memoryBytes / WASM_PAGE_BYTES);
-    }
+  /** What the agents of `items[from..]` could still grow by in all, each up to its `maxPages`. */
+  function wantedPages(items: readonly Pending[], from = 0): number {
+    countingPass += 1;
     let wanted = 0;
-    for (const pages of need.values()) wanted += Math.max(0, pages);
+    for (let i = from; i < items.length; i++) {
+      const p = items[i]!;
+      if ((p.op !== 'execute' && p.op !== 'instantiate') || p.owner.counted === countingPass) continue;
+      p.owner.counted = countingPass;
+      wanted += Math.max(0, p.owner.maxPages - p.owner.memoryBytes / WASM_PAGE_BYTES);
+    }
     return wanted;
   }
 
@@ -221,10 +247,20 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       (i, result) => settle(batch.items[i]!, result),
     );
     batch.answered = message.from + message.count;
-    if (!message.done) return;
+    if (!message.done) {
+      // The items still to run cannot grow by more than their agents' headroom: the rest of the grant is free now.
+      const wanted = wantedPages(batch.items, batch.answered);
+      if (wanted < batch.grant) {
+        memory.reduce(batch.grant - wanted);
+        batch.grant = wanted;
+      }
+      return;
+    }
     slot.batches.delete(message.batch);
     memory.release(batch.grant);
-    flush(slot);
+    // After the reactions to these results have run, so the calls they make (an agent's reply
+    // to the next agent) leave together with those already queued, in one batch.
+    queueMicrotask(() => flush(slot));
   }
 
   /** Forgets an agent's instance bookkeeping; returns the module to evict from its worker, if it was the last user. */
@@ -312,22 +348,24 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     const pendings = unanswered(slot.batches.values()).concat(slot.queue);
     const overran = overranCall?.owner.id ?? null;
     const lost = [...slot.agents].filter((id) => id !== overran);
+    const { batches, agents: hosted } = slot;
     watchdog.unwatch(slot.id);
     threads.retire(slot.thread);
-    for (const batch of slot.batches.values()) memory.release(batch.grant);
-    // Every instance on the thread died with it, so all its memory is free again.
-    for (const id of slot.agents) {
-      const agent = agents.get(id);
-      if (agent !== undefined) {
-        memory.set(agent, 0);
-        agents.delete(id);
-      }
-    }
     Object.assign(slot, { queue: [], batches: new Map(), agents: new Set(), modules: new Map() });
     if (replace) {
       slot.thread = threads.replace(slot.id);
       watchdog.watch(slot.id, slot.thread.slot);
     } else slot.broken = true;
+    // Only now is memory freed: it may place waiting instantiations, which must find the slot whole again.
+    for (const batch of batches.values()) memory.release(batch.grant);
+    // Every instance on the thread died with it, so all its memory is free again.
+    for (const id of hosted) {
+      const agent = agents.get(id);
+      if (agent !== undefined) {
+        agents.delete(id);
+        memory.set(agent, 0);
+      }
+    }
     for (const p of pendings) lose(p, p === overranCall ? 'timeout' : 'worker_lost');
     const event: WorkerLostEvent = { workerId: slot.id, overran, lost };
     for (const listener of listeners) listener(event);
@@ -343,40 +381,65 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     return Promise.reject(new SvcError(code, message, metadata));
   }
 
+  function memoryExhausted(agentId: string): SvcError {
+    return new SvcError('RESOURCE_EXHAUSTED', 'wasm memory limit of the executor pool reached', { agent_id: agentId, reason: 'memory_limit' });
+  }
+
+  /** Puts an instantiation whose memory is reserved on the worker with the fewest instances. */
+  function place(r: PlacementRequest): void {
+    const slot = leastLoaded();
+    if (slot === undefined) {
+      memory.set({ memoryBytes: r.reserveBytes }, 0);
+      return r.reject(new SvcError('UNAVAILABLE', 'no executor worker could start', { last_error: threads.lastError() ?? '' }));
+    }
+    const { agentId, admitted } = r;
+    nextAgentIndex = (nextAgentIndex + 1) | 0;
+    const maxPages = Math.min(r.limitPages, admitted.info.memory.maximumPages);
+    const agent: Agent = { id: agentId, index: nextAgentIndex, worker: slot, sha256: admitted.sha256, limitPages: r.limitPages, maxPages, memoryBytes: r.reserveBytes, counted: 0 };
+    agents.set(agentId, agent);
+    slot.agents.add(agentId);
+    const users = slot.modules.get(admitted.sha256) ?? 0;
+    slot.modules.set(admitted.sha256, users + 1);
+    if (users === 0) counters.modulesSent += 1;
+    const req: InstantiateRequest = {
+      op: 'instantiate',
+      agent: agent.index,
+      sha256: admitted.sha256,
+      module: users === 0 ? admitted.module : null,
+      globalExports: admitted.globalExports,
+      startExport: admitted.info.startExport,
+      memoryLimitPages: r.limitPages,
+      snapshot: r.snapshot,
+    };
+    enqueue(slot, { op: 'instantiate', req, owner: agent, resolve: r.resolve, reject: r.reject });
+  }
+
   return {
     instantiate(agentId, admitted, opts) {
       if (closed) return refuse('UNAVAILABLE', 'executor pool is closed');
-      if (agents.has(agentId)) return refuse('ALREADY_EXISTS', `agent ${agentId} already has an instance`, { agent_id: agentId });
+      if (agents.has(agentId) || waiting.has(agentId)) return refuse('ALREADY_EXISTS', `agent ${agentId} already has an instance`, { agent_id: agentId });
       const limitPages = Math.floor(opts.memoryLimitBytes / WASM_PAGE_BYTES);
       const snapshotPages = opts.snapshot === undefined ? 0 : opts.snapshot.memory.byteLength / WASM_PAGE_BYTES;
       // A wasm start section runs before the budget global can be set, so it may grow up to the module's maximum.
       const { initialPages, maximumPages } = admitted.info.memory;
       const startPages = admitted.info.hasStartSection ? Math.min(maximumPages, limitPages) : initialPages;
       const reserveBytes = Math.max(initialPages, startPages, snapshotPages) * WASM_PAGE_BYTES;
-      const metadata = { agent_id: agentId, reason: 'memory_limit' };
-      if (reserveBytes > limitPages * WASM_PAGE_BYTES) return refuse('RESOURCE_EXHAUSTED', 'initial memory exceeds the agent memory limit', metadata);
-      if (!memory.fits(reserveBytes)) return refuse('RESOURCE_EXHAUSTED', 'wasm memory limit of the executor pool reached', metadata);
-      const slot = leastLoaded();
-      if (slot === undefined) return refuse('UNAVAILABLE', 'no executor worker could start', { last_error: threads.lastError() ?? '' });
-      nextAgentIndex = (nextAgentIndex + 1) | 0;
-      const agent: Agent = { id: agentId, index: nextAgentIndex, worker: slot, sha256: admitted.sha256, limitPages, memoryBytes: 0 };
-      agents.set(agentId, agent);
-      memory.set(agent, reserveBytes);
-      slot.agents.add(agentId);
-      const users = slot.modules.get(admitted.sha256) ?? 0;
-      slot.modules.set(admitted.sha256, users + 1);
-      if (users === 0) counters.modulesSent += 1;
-      const req: InstantiateRequest = {
-        op: 'instantiate',
-        agent: agent.index,
-        sha256: admitted.sha256,
-        module: users === 0 ? admitted.module : null,
-        globalExports: admitted.globalExports,
-        startExport: admitted.info.startExport,
-        memoryLimitPages: limitPages,
-        snapshot: opts.snapshot ?? null,
-      };
-      return new Promise<Placement>((resolve, reject) => enqueue(slot, { op: 'instantiate', req, owner: agent, resolve, reject }));
+      if (reserveBytes > limitPages * WASM_PAGE_BYTES) {
+        return refuse('RESOURCE_EXHAUSTED', 'initial memory exceeds the agent memory limit', { agent_id: agentId, reason: 'memory_limit' });
+      }
+      if (leastLoaded() === undefined) return refuse('UNAVAILABLE', 'no executor worker could start', { last_error: threads.lastError() ?? '' });
+      return new Promise<Placement>((resolve, reject) => {
+        const request: PlacementRequest = { agentId, admitted, snapshot: opts.snapshot ?? null, limitPages, reserveBytes, resolve, reject };
+        const reservation = memory.reserve(reserveBytes, (reserved) => {
+          // Gone from `waiting` when the pool closed meanwhile (and rejected it).
+          if (!waiting.delete(agentId)) return;
+          if (reserved) place(request);
+          else reject(memoryExhausted(agentId));
+        });
+        if (reservation === 'reserved') place(request);
+        else if (reservation === 'waiting') waiting.set(agentId, request);
+        else reject(memoryExhausted(agentId));
+      });
     },
 
     execute(agentId, input) {
@@ -410,6 +473,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       workers: slots.length,
       spareWorkers: threads.spareCount(),
       instances: agents.size,
+      waitingInstantiations: waiting.size,
       pendingCalls: slots.reduce((n, s) => n + s.queue.length + unanswered(s.batches.values()).length, 0),
       batches: counters.batches,
       modulesSent: counters.modulesSent,
@@ -432,6 +496,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       if (closed) return;
       closed = true;
       watchdog.stop();
+      const unplaced = [...waiting.values()];
+      waiting.clear();
+      for (const r of unplaced) r.reject(new SvcError('UNAVAILABLE', 'executor pool is closed', { agent_id: r.agentId }));
       const pendings = slots.flatMap((s) => unanswered(s.batches.values()).concat(s.queue));
       for (const s of slots) Object.assign(s, { queue: [], batches: new Map() });
       for (const p of pendings) lose(p, 'worker_lost');

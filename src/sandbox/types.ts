@@ -158,6 +158,8 @@ export interface ExecutorPoolStats {
   workers: number;
   spareWorkers: number;
   instances: number;
+  /** Instantiations waiting for the growth granted to batches in flight to settle. */
+  waitingInstantiations: number;
   pendingCalls: number;
   batches: number;
   /** Compiled modules posted to workers (once per worker and module while instances use it there). */

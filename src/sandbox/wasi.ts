@@ -32,6 +32,7 @@ const STDERR = 2;
 const IOVEC_BYTES = 8;
 const NEWLINE = 0x0a;
 const EMPTY = new Uint8Array(0);
+const EMPTY_BUFFER = Buffer.alloc(0);
 const EMPTY_VIEW = new DataView(EMPTY.buffer);
 
 /** Per-instance descriptor table: fds 0, 1, 2 exist; `fd_close` marks them closed for that instance only. */
@@ -80,21 +81,34 @@ export interface WasiShim {
   end(): WasiOutput;
 }
 
+/**
+ * A line's text: UTF-8 with U+FFFD for what is not, and a leading byte order mark
+ * dropped (what a `TextDecoder` gives). `Buffer#toString` makes the string straight
+ * from the agent's memory, where a `TextDecoder` needs a view object made first: it
+ * is faster, and every message an agent sends is decoded here.
+ */
+function decodeLine(bytes: Buffer, start: number, end: number): string {
+  const from = end - start >= 3 && bytes[start] === 0xef && bytes[start + 1] === 0xbb && bytes[start + 2] === 0xbf ? start + 3 : start;
+  return bytes.toString('utf8', from, end);
+}
+
 /** Splits a byte stream into lines; holds the partial last line until more bytes or `flush`. */
 class LineSink {
   lines: string[] = [];
   private pending: Uint8Array[] = [];
-  private readonly decoder = new TextDecoder();
 
-  /** Takes ownership of `bytes` (the caller passes a copy). */
-  push(bytes: Uint8Array): void {
+  /** Takes the lines in `bytes`, a view of the agent's memory: a partial last line is copied, as the agent may reuse its buffer. */
+  write(bytes: Buffer): void {
     let start = 0;
     for (let nl = bytes.indexOf(NEWLINE); nl !== -1; nl = bytes.indexOf(NEWLINE, start)) {
-      this.pending.push(bytes.subarray(start, nl));
-      this.emit();
+      if (this.pending.length === 0) this.lines.push(decodeLine(bytes, start, nl));
+      else {
+        this.pending.push(bytes.subarray(start, nl));
+        this.emit();
+      }
       start = nl + 1;
     }
-    if (start < bytes.length) this.pending.push(bytes.subarray(start));
+    if (start < bytes.length) this.pending.push(new Uint8Array(bytes.subarray(start)));
   }
 
   get hasPartial(): boolean {
@@ -111,10 +125,9 @@ class LineSink {
   }
 
   private emit(): void {
-    const parts = this.pending;
+    const whole = Buffer.concat(this.pending);
     this.pending = [];
-    const whole = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
-    this.lines.push(this.decoder.decode(whole));
+    this.lines.push(decodeLine(whole, 0, whole.length));
   }
 }
 
@@ -142,21 +155,25 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
   const stdout = new LineSink();
   const stderr = new LineSink();
 
-  // Views over the current memory buffer, rebuilt only when memory.grow replaced it.
-  let viewed: ArrayBuffer | null = null;
-  let bytes = EMPTY;
+  // Views over the current memory's buffer, made on first use rather than on every call (reading
+  // `memory.buffer` is not free). memory.grow detaches that buffer, which empties the views.
+  let bytes = EMPTY_BUFFER;
   let data = EMPTY_VIEW;
 
-  /** Whether [ptr, ptr + len) lies inside the current memory; refreshes `bytes` and `data`. */
+  function dropViews(): void {
+    bytes = EMPTY_BUFFER;
+    data = EMPTY_VIEW;
+  }
+
+  /** Whether [ptr, ptr + len) lies inside the current memory; keeps `bytes` and `data` on it. */
   function inBounds(ptr: number, len: number): boolean {
     if (memory === null) return false;
-    const buffer = memory.buffer;
-    if (buffer !== viewed) {
-      viewed = buffer;
-      bytes = new Uint8Array(buffer);
+    if (bytes.byteLength === 0 || ptr + len > bytes.byteLength) {
+      const buffer = memory.buffer;
+      bytes = Buffer.from(buffer);
       data = new DataView(buffer);
     }
-    return ptr + len <= buffer.byteLength;
+    return ptr + len <= bytes.byteLength;
   }
 
   /** Whether the iovec array and every buffer it names lie inside memory (checked before any side effect). */
@@ -174,19 +191,19 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
     return ERRNO.FBIG;
   }
 
-  /** Applies the caps before accepting `bytes`; returns an errno when they would be passed. */
-  function accept(fd: number, bytes: Uint8Array): number {
+  /** Applies the caps before accepting `bytes` (a view of memory); returns an errno when they would be passed. */
+  function accept(fd: number, bytes: Buffer): number {
     if (fd === STDOUT) {
       if (stdoutBytes + bytes.length > limits.maxOutputBytes) return fail(`more than ${limits.maxOutputBytes} output bytes`);
       const lines = countNewlines(bytes);
       if (messages + lines > limits.maxOutputMessages) return fail(`more than ${limits.maxOutputMessages} output messages`);
       stdoutBytes += bytes.length;
       messages += lines;
-      stdout.push(bytes);
+      stdout.write(bytes);
     } else {
       if (stderrBytes + bytes.length > limits.maxLogBytes) return fail(`more than ${limits.maxLogBytes} log bytes`);
       stderrBytes += bytes.length;
-      stderr.push(bytes);
+      stderr.write(bytes);
     }
     return ERRNO.SUCCESS;
   }
@@ -199,7 +216,7 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
       if (fd !== STDIN || !isOpen(fds, fd)) return ERRNO.BADF;
       if (!iovecsInBounds(iovs, iovsLen) || !inBounds(nreadPtr, 4)) return ERRNO.FAULT;
       let nread = 0;
-      for (let at = iovs, end = iovs + iovsLen * IOVEC_BYTES; at < end; at += IOVEC_BYTES) {
+      for (let at = iovs, end = iovs + iovsLen * IOVEC_BYTES; at < end && inputOffset < input.length; at += IOVEC_BYTES) {
         const len = data.getUint32(at + 4, true);
         const chunk = input.subarray(inputOffset, inputOffset + len);
         bytes.set(chunk, data.getUint32(at, true));
@@ -223,8 +240,7 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
         const ptr = data.getUint32(at, true);
         const len = data.getUint32(at + 4, true);
         if (len === 0) continue;
-        // Copied out: the agent may overwrite its buffer before the line is complete.
-        const errno = accept(fd, bytes.slice(ptr, ptr + len));
+        const errno = accept(fd, bytes.subarray(ptr, ptr + len));
         if (errno !== ERRNO.SUCCESS) return errno;
         written += len;
       }
@@ -260,18 +276,16 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
   };
 
   /** A failed cap returns FBIG above; the import then traps so the execution stops at once. */
-  function checked<A extends unknown[]>(call: (...args: A) => number): (...args: A) => number {
-    return (...args: A) => {
-      const errno = call(...args);
-      if (failure !== null) throw new OutputLimitExceeded(failureMessage);
-      return errno;
-    };
+  function fdWriteChecked(fd: number, iovs: number, iovsLen: number, nwrittenPtr: number): number {
+    const errno = calls.fd_write(fd, iovs, iovsLen, nwrittenPtr);
+    if (failure !== null) throw new OutputLimitExceeded(failureMessage);
+    return errno;
   }
 
   const imports: WebAssembly.Imports = {
     wasi_snapshot_preview1: {
       fd_read: calls.fd_read,
-      fd_write: checked(calls.fd_write),
+      fd_write: fdWriteChecked,
       fd_close: calls.fd_close,
       clock_time_get: calls.clock_time_get,
       random_get: calls.random_get,
@@ -283,6 +297,7 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
     calls,
     begin(nextMemory, nextFds, nextInput) {
       memory = nextMemory;
+      dropViews();
       fds = nextFds;
       input = nextInput;
       inputOffset = 0;
@@ -296,6 +311,7 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
     },
     attachMemory(nextMemory) {
       memory = nextMemory;
+      dropViews();
     },
     end() {
       if (stdout.hasPartial && failure === null) {
@@ -306,9 +322,7 @@ export function createWasiShim(limits: OutputLimits): WasiShim {
       const out: WasiOutput = { stdout: stdout.lines, stderr: stderr.lines, failure, message: failureMessage };
       // Dropped so a discarded instance's memory is not kept alive by the shim.
       memory = null;
-      viewed = null;
-      bytes = EMPTY;
-      data = EMPTY_VIEW;
+      dropViews();
       input = EMPTY;
       stdout.reset();
       stderr.reset();

@@ -244,7 +244,7 @@ describe('SDK and agents under the WASI shim', () => {
     assert.deepEqual(counts, ['1', '2', '3'].map((content) => [{ message_type: 'inform', content }]));
   });
 
-  test('memory stays bounded: garbage is collected after every message', () => {
+  test('memory stays bounded over 2,000 large messages: their garbage is collected as it comes', () => {
     const echo = startAgent('echo');
     const content = 'payload '.repeat(2_000);
     const pagesAfter = (n: number): number => {
@@ -254,6 +254,18 @@ describe('SDK and agents under the WASI shim', () => {
     const warm = pagesAfter(50);
     assert.equal(pagesAfter(2_000), warm);
     assert.ok(warm <= 4, `${warm} pages`);
+  });
+
+  test('memory stays flat over 2,000 small messages, collected every few messages', () => {
+    const pong = startAgent('pong');
+    const ping = incoming('ping', { sender: 'ping-agent', conversation_id: 'ping-1a2b3c4d', created_at: '2026-01-01T00:00:00.000Z', metadata: {} });
+    const pagesAfter = (n: number): number => {
+      for (let i = 0; i < n; i++) assert.deepEqual(replies(pong.deliver({ ...ping, message_id: `m-${i}` })), [{ message_type: 'inform', content: 'pong' }]);
+      return pong.memory.buffer.byteLength / 65_536;
+    };
+    const warm = pagesAfter(50);
+    assert.equal(pagesAfter(2_000), warm);
+    assert.equal(warm, 1, 'the garbage of a few small messages fits the first page');
   });
 
   test('pong answers a ping request and ignores everything else', () => {

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { completeMessage } from '../../src/bus/message.js';
 import { PERFORMATIVES, encodeIncoming, isPerformative, parseOutput, type IncomingMessage } from '../../src/sandbox/abi.js';
 
 const incoming: IncomingMessage = {
@@ -23,6 +24,13 @@ test('encodeIncoming is the Message JSON as one document, no newline', () => {
   const decoded = new TextDecoder().decode(bytes);
   assert.deepEqual(JSON.parse(decoded), incoming);
   assert.ok(!decoded.endsWith('\n'));
+});
+
+test('encodeIncoming is the UTF-8 of JSON.stringify byte for byte, non-ASCII and lone surrogates included', () => {
+  for (const content of ['hello', 'héllo wörld ✓ 🐝', { nested: ['a', 1, null] }, '', 'lone \ud800 surrogate']) {
+    const message = completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content, metadata: { traceparent: '00-abc' } });
+    assert.deepEqual(new Uint8Array(encodeIncoming(message)), new TextEncoder().encode(JSON.stringify(message)), JSON.stringify(content));
+  }
 });
 
 test('a line without receiver replies to the sender, in the same conversation, in reply to the message id', () => {

@@ -3,8 +3,8 @@ import assert from 'node:assert/strict';
 import { encodeIncoming, parseOutput, type IncomingMessage } from '../../src/sandbox/abi.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { DEFAULT_MAX_BATCH_SIZE } from '../../src/sandbox/executor-pool.js';
-import type { ExecutionResult } from '../../src/sandbox/types.js';
-import { MiB, PAGE, admitted, assertOk as ok, failureOf, handAdmitted, testPool as pool } from './sandbox-fixtures.js';
+import type { AdmittedModule, ExecutionResult } from '../../src/sandbox/types.js';
+import { MiB, PAGE, admitted, assertOk as ok, failureOf, handAdmitted, handAdmittedWat, testPool as pool } from './sandbox-fixtures.js';
 
 const text = new TextEncoder();
 
@@ -100,6 +100,157 @@ test('instantiation is refused with RESOURCE_EXHAUSTED when the initial memory d
   } finally {
     await p.close();
   }
+});
+
+/**
+ * Declares the largest maximum, so a batch it is in wants a large grant, but
+ * grows by one page per execution only up to 8 pages: it could grow far more
+ * than it does, like most agents. The budget check is the instrumenter's.
+ */
+const MODEST_GROWER = `(module
+  (memory (export "memory") 1 1024)
+  (global $fuel (export "__svc_fuel") (mut i64) (i64.const 0))
+  (global $budget (export "__svc_memory_budget") (mut i32) (i32.const 0))
+  (func (export "handle")
+    (if (i32.and (i32.lt_u (memory.size) (i32.const 8)) (i32.ge_u (global.get $budget) (i32.const 1)))
+      (then
+        (if (i32.ne (memory.grow (i32.const 1)) (i32.const -1))
+          (then (global.set $budget (i32.sub (global.get $budget) (i32.const 1)))))))))`;
+
+/** Runs `handle` of each agent over and over until `stop()`; tracks the pool's largest total memory seen. */
+function keepExecuting(p: ReturnType<typeof pool>, ids: string[]): { stop(): Promise<{ executions: number; peakBytes: number }> } {
+  let running = true;
+  let executions = 0;
+  let peakBytes = 0;
+  const chains = ids.map(async (id) => {
+    while (running) {
+      ok(await p.execute(id, new Uint8Array()));
+      executions += 1;
+      peakBytes = Math.max(peakBytes, p.totalMemoryBytes());
+    }
+  });
+  return {
+    async stop() {
+      running = false;
+      await Promise.all(chains);
+      return { executions, peakBytes };
+    },
+  };
+}
+
+test('regression (10,000 deploys, ~2,000 refused): instantiations succeed while executions with growth are in flight', async () => {
+  // Far above need: 616 growers of 1 page, 16 of which grow to 8 pages, take under 40 MiB.
+  const limit = 256 * MiB;
+  const p = pool({ wasmMemoryLimitBytes: limit });
+  try {
+    const grower = await handAdmittedWat(MODEST_GROWER, { maximumPages: 1024 });
+    const busy = Array.from({ length: 16 }, (_, i) => `busy-${i}`);
+    await Promise.all(busy.map((id) => p.instantiate(id, grower, { memoryLimitBytes: 64 * MiB })));
+    const load = keepExecuting(p, busy);
+    // 64 at a time, as deploys come: later ones arrive while earlier instantiations and the executions hold grants.
+    const count = 600;
+    let next = 0;
+    const refusals: string[] = [];
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next < count) {
+          const id = `new-${next++}`;
+          await p.instantiate(id, grower, { memoryLimitBytes: 64 * MiB }).catch((error: unknown) => refusals.push(`${id}: ${String(error)}`));
+        }
+      }),
+    );
+    const { executions, peakBytes } = await load.stop();
+    assert.deepEqual(refusals.slice(0, 3), [], `${refusals.length} of ${count} instantiations refused`);
+    assert.ok(executions >= busy.length * 8, `${executions} executions ran meanwhile`);
+    assert.ok(peakBytes <= limit, `${peakBytes}`);
+    const stats = p.stats();
+    assert.equal(stats.instances, busy.length + count);
+    assert.equal(stats.waitingInstantiations, 0);
+    const ids = [...busy, ...Array.from({ length: count }, (_, i) => `new-${i}`)];
+    assert.equal(ids.reduce((sum, id) => sum + p.memoryBytes(id), 0), p.totalMemoryBytes());
+  } finally {
+    await p.close();
+  }
+});
+
+test('instantiations racing memory bombs for the last headroom get it or RESOURCE_EXHAUSTED, and the limit holds', async () => {
+  const limit = 4 * MiB;
+  const p = pool({ wasmMemoryLimitBytes: limit });
+  try {
+    const bomb = await handAdmitted('hostile/memory-bomb.wat', { maximumPages: 1024 });
+    const echo = await handAdmitted('agents/echo.wat');
+    const bombs = ['bomb-0', 'bomb-1'];
+    await Promise.all(bombs.map((id) => p.instantiate(id, bomb, { memoryLimitBytes: limit })));
+    // A first round: the bombs grow as far as their grants let them; the next rounds race the instantiations.
+    (await Promise.all(bombs.map((id) => p.execute(id, new Uint8Array())))).forEach(ok);
+    const load = keepExecuting(p, bombs);
+    const outcomes: Array<PromiseSettledResult<unknown>> = [];
+    for (let wave = 0; wave < 10; wave++) {
+      const ids = Array.from({ length: 10 }, (_, i) => `echo-${wave}-${i}`);
+      outcomes.push(...(await Promise.allSettled(ids.map((id) => p.instantiate(id, echo, { memoryLimitBytes: MiB })))));
+    }
+    const { peakBytes } = await load.stop();
+    assert.ok(peakBytes <= limit, `${peakBytes}`);
+    assert.ok(p.totalMemoryBytes() <= limit);
+    const placed = outcomes.filter((o) => o.status === 'fulfilled').length;
+    for (const o of outcomes) {
+      if (o.status === 'fulfilled') continue;
+      assert.ok(isSvcError(o.reason), String(o.reason));
+      assert.equal(o.reason.code, 'RESOURCE_EXHAUSTED');
+      assert.equal(o.reason.metadata['reason'], 'memory_limit');
+    }
+    assert.ok(placed < outcomes.length, 'the bombs hold most of the memory');
+    assert.equal(p.stats().waitingInstantiations, 0);
+  } finally {
+    await p.close();
+  }
+});
+
+/**
+ * One worker, so two batches in flight are all its places: two spinners that
+ * could grow to the pool's limit get all of the free headroom granted, and an
+ * instantiation asked for then has to wait for those grants.
+ */
+async function headroomHeldBySpinners(): Promise<{ p: ReturnType<typeof pool>; spins: Array<Promise<ExecutionResult>>; echo: AdmittedModule }> {
+  const p = pool({ workers: 1, wasmMemoryLimitBytes: 4 * MiB, executionTimeoutMs: 300 });
+  const spinner = await handAdmitted('hostile/fuel-bypass.wat', { maximumPages: 1024 });
+  const echo = await handAdmitted('agents/echo.wat');
+  await Promise.all(['spin-a', 'spin-b'].map((id) => p.instantiate(id, spinner, { memoryLimitBytes: 4 * MiB })));
+  const spins: Array<Promise<ExecutionResult>> = [];
+  for (const id of ['spin-a', 'spin-b']) {
+    spins.push(p.execute(id, new Uint8Array()));
+    // Each call leaves in its own batch.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return { p, spins, echo };
+}
+
+test('an instantiation waits while batches in flight hold the headroom, and is placed once they are answered', async () => {
+  const { p, spins, echo } = await headroomHeldBySpinners();
+  try {
+    const placing = p.instantiate('echo', echo, { memoryLimitBytes: MiB });
+    assert.equal(p.stats().waitingInstantiations, 1);
+    await assert.rejects(p.instantiate('echo', echo, { memoryLimitBytes: MiB }), /already has an instance/);
+    // The watchdog ends the spinners with their worker; their grants come back and the instantiation goes to its replacement.
+    assert.deepEqual((await Promise.all(spins)).map(failureOf), ['timeout', 'worker_lost']);
+    const placed = await placing;
+    assert.equal(placed.workerId, 0);
+    assert.equal(p.stats().waitingInstantiations, 0);
+    ok(await p.execute('echo', text.encode('{}')));
+    assert.equal(p.totalMemoryBytes(), PAGE);
+  } finally {
+    await p.close();
+  }
+});
+
+test('an instantiation waiting for memory is refused with UNAVAILABLE when the pool closes', async () => {
+  const { p, spins, echo } = await headroomHeldBySpinners();
+  const placing = p.instantiate('echo', echo, { memoryLimitBytes: MiB });
+  assert.equal(p.stats().waitingInstantiations, 1);
+  const refused = assert.rejects(placing, (error: unknown) => isSvcError(error) && error.code === 'UNAVAILABLE');
+  await p.close();
+  await refused;
+  assert.deepEqual((await Promise.all(spins)).map(failureOf), ['worker_lost', 'worker_lost']);
 });
 
 test('executions are batched per worker and answer in order', async () => {

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { watFixture } from '../helpers/wat.js';
+import { wat, watFixture } from '../helpers/wat.js';
 import { createAdmission, type Admission } from '../../src/sandbox/admission.js';
 import { createExecutorPool, type ExecutorPool, type ExecutorPoolOptions } from '../../src/sandbox/executor-pool.js';
 import { GLOBAL_EXPORT_PREFIX, type AdmittedModule, type ExecutionResult } from '../../src/sandbox/types.js';
@@ -19,7 +19,15 @@ export interface HandAdmitOptions {
 }
 
 export async function handAdmitted(file: string, opts: HandAdmitOptions = {}): Promise<AdmittedModule> {
-  const bytes = await watFixture(file);
+  return handAdmittedBytes(await watFixture(file), opts);
+}
+
+/** `handAdmitted` for WAT written in the test itself. */
+export async function handAdmittedWat(source: string, opts: HandAdmitOptions = {}): Promise<AdmittedModule> {
+  return handAdmittedBytes(await wat(source), opts);
+}
+
+function handAdmittedBytes(bytes: Uint8Array<ArrayBuffer>, opts: HandAdmitOptions): AdmittedModule {
   const module = new WebAssembly.Module(new Uint8Array(bytes));
   const exports = WebAssembly.Module.exports(module).map((e) => e.name);
   const imports = WebAssembly.Module.imports(module).map((i) => i.name);
