@@ -25,7 +25,7 @@ export const EXAMPLE_MAXIMUM_MEMORY_PAGES = 16;
  * - `_initialize` makes the module a reactor: top-level code runs when the host calls it,
  *   under the startup timeout, and there is no wasm start section.
  * - `minimal` (TLSF plus a collector that runs only when called) is 7 KiB smaller than
- *   `incremental`; the SDK collects after every message. `stub` is smaller still but never
+ *   `incremental`; the SDK collects between messages. `stub` is smaller still but never
  *   frees, so a long-lived agent would run out of memory.
  * - The SDK's abort replaces `env.abort`, the one import asc adds on its own.
  */
