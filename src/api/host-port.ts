@@ -4,7 +4,7 @@
  * the configuration's (`address` in src/config/setting.ts), so an address
  * the config admits always parses here and one it refuses never does.
  */
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
 
 const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/;
 const MAX_PORT = 65_535;
@@ -27,4 +27,16 @@ export function formatAddress(info: AddressInfo | string | null): string {
   if (info === null) throw new Error('server is not listening');
   if (typeof info === 'string') return info;
   return joinAddress(info.address, info.port);
+}
+
+/** Binds `server` to `address` (port 0: ephemeral) and resolves with the bound `host:port`; a bind error rejects. */
+export function listenOn(server: Server, address: string): Promise<string> {
+  const { host, port } = splitAddress(address);
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve(formatAddress(server.address()));
+    });
+  });
 }

@@ -27,19 +27,10 @@ export interface IncomingMessage {
 }
 
 /** A message an agent sent; the bus adds `message_id` and `created_at`. */
-export interface OutgoingMessage {
+export interface OutgoingMessage extends Omit<IncomingMessage, 'message_id' | 'created_at' | 'message_type'> {
   /** Always the agent itself: a line cannot choose its sender. */
   sender: string;
-  receiver: string;
   message_type: Performative;
-  content?: unknown;
-  conversation_id?: string;
-  reply_with?: string;
-  in_reply_to?: string;
-  language?: string;
-  ontology?: string;
-  protocol?: string;
-  metadata?: Record<string, string>;
 }
 
 export type OutputLineErrorReason =

@@ -14,7 +14,7 @@ import type { Metrics } from '../../telemetry/metrics.js';
 import type { Tracing } from '../../telemetry/tracing.js';
 import { VERSION } from '../../version.js';
 import { untracedTracing, type DoorTelemetry } from '../api-call.js';
-import { formatAddress, splitAddress } from '../host-port.js';
+import { listenOn, splitAddress } from '../host-port.js';
 import { loadManagementProto } from '../proto.js';
 import { bindingFor } from './api-router.js';
 import { createGatewayApp } from './gateway-app.js';
@@ -102,7 +102,9 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
   const proto = loadManagementProto();
   const routes = deriveRoutes(proto.service);
   const openApiDocument = buildOpenApi(proto.service, routes, { version: VERSION, bindingFor: (route) => bindingFor(route) });
-  const { host, port } = splitAddress(options.address);
+  const listenAddress = options.address;
+  // A malformed address fails here, at creation, not later at start().
+  splitAddress(listenAddress);
   const telemetry: DoorTelemetry = { tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log: options.log };
   let address: string | undefined;
   let draining = false;
@@ -146,15 +148,9 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     get streams() {
       return streams.clients;
     },
-    start() {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          address = formatAddress(server.address());
-          resolve(address);
-        });
-      });
+    async start() {
+      address = await listenOn(server, listenAddress);
+      return address;
     },
     drain() {
       draining = true;

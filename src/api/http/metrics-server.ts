@@ -8,7 +8,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { collectDefaultMetrics, type Registry } from 'prom-client';
 import type { Logger } from '../../telemetry/logger.js';
-import { formatAddress, splitAddress } from '../host-port.js';
+import { listenOn, splitAddress } from '../host-port.js';
 
 export const METRICS_PATH = '/metrics';
 /** One default metric, to tell whether the registry already collects the defaults (collecting twice throws). */
@@ -40,7 +40,9 @@ function answer(res: ServerResponse, status: number, type: string, body: string,
 
 export function createMetricsServer(registry: Registry, options: MetricsServerOptions): MetricsServer {
   if (options.collectDefaults !== false && registry.getSingleMetric(DEFAULT_METRIC_PROBE) === undefined) collectDefaultMetrics({ register: registry });
-  const { host, port } = splitAddress(options.address);
+  const listenAddress = options.address;
+  // A malformed address fails here, at creation, not later at start().
+  splitAddress(listenAddress);
   let address: string | undefined;
   let stopping: Promise<void> | undefined;
 
@@ -67,15 +69,9 @@ export function createMetricsServer(registry: Registry, options: MetricsServerOp
     get address() {
       return address;
     },
-    start() {
-      return new Promise((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(port, host, () => {
-          server.off('error', reject);
-          address = formatAddress(server.address());
-          resolve(address);
-        });
-      });
+    async start() {
+      address = await listenOn(server, listenAddress);
+      return address;
     },
     stop() {
       stopping ??= server.listening ? new Promise<void>((resolve) => {
