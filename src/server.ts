@@ -43,6 +43,7 @@ import type { ExecutorPool } from './sandbox/types.js';
 import { createStore } from './store/store.js';
 import type { Store } from './store/types.js';
 import type { Logger } from './telemetry/logger.js';
+import { createMetricsExport } from './telemetry/metrics-export.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
 import { createTracing, type Tracing } from './telemetry/tracing.js';
 import { VERSION } from './version.js';
@@ -96,6 +97,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   // One registry for the server's life: counters carry on across a restart of the services.
   const metrics = options.metrics ?? createMetrics({ dataDir, clock });
   const tracing = options.tracing ?? createTracing(config.observability, { serviceVersion: VERSION, log });
+  // Pushes the same registry over OTLP when an endpoint is set; its last export comes after the agents drained.
+  const metricsExport = createMetricsExport(config.observability, { registry: metrics.registry, serviceVersion: VERSION, log });
 
   const parts: { store?: Store; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
   let nodeId = config.cluster.node_id;
@@ -214,6 +217,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     stop() {
       stopping ??= root
         .stop('shutdown')
+        .then(() => metricsExport.shutdown())
         .then(() => tracing.shutdown())
         .then(() => {
           parts.host = undefined;

@@ -7,18 +7,21 @@
  * hops").
  *
  * Spans are made here only for traces that are recorded (tracing on and the
- * trace sampled). This path carries 100k messages a second, where even a
- * span nobody records costs about 0.5 µs and the context around it another
- * 0.6 µs, two of each per message. A trace that is not recorded still
- * travels: its context passes on unchanged (a message an agent sends carries
- * the `traceparent` of the message it handled), which costs two string
- * copies and keeps the trace id in every hop's log lines. A child of an
- * unsampled parent is never sampled (`ParentBased`), so nothing that would
- * have been exported is lost.
+ * trace sampled), and they are light spans (telemetry/light-span.ts): this
+ * path carries 50–100k messages a second, two spans a message, where the
+ * SDK's spans cost several times more. Their parent comes straight from the
+ * `traceparent` string a message carries, without building a context.
+ * A trace that is not recorded still travels: its context passes on
+ * unchanged (a message an agent sends carries the `traceparent` of the
+ * message it handled), which costs two string copies and keeps the trace id
+ * in every hop's log lines. A child of an unsampled parent is never sampled
+ * (as with the SDK's `ParentBased` sampler), so nothing that would have
+ * been exported is lost.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanContext } from '@opentelemetry/api';
 import type { Message } from '../bus/message.js';
 import type { ExecutionResult } from '../sandbox/types.js';
+import { LightSpan, type ParentSpan } from '../telemetry/light-span.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import { extractMessageMetadata, injectMessageMetadata, TRACEPARENT, TRACESTATE } from '../telemetry/trace-context.js';
 import type { Tracing } from '../telemetry/tracing.js';
@@ -29,10 +32,6 @@ import type { RouteOutcome } from './router.js';
  * span-names.ts does not define; docs/observability.md lists it with the others.
  */
 export const FUEL_USED_ATTRIBUTE = 'svc.execution.fuel_used';
-
-/** `traceparent` version 00: `00-<32 hex trace id>-<16 hex span id>-<2 hex flags>`. */
-const TRACEPARENT_LENGTH = 55;
-const FLAGS_OFFSET = 53;
 
 export interface MessageTrace {
   /**
@@ -73,18 +72,52 @@ function clearTraceContext(metadata: Record<string, string>): void {
   if (metadata[TRACESTATE] !== undefined) delete metadata[TRACESTATE];
 }
 
-export function createMessageTrace(tracing: Tracing): MessageTrace {
-  /** Whether spans under this `traceparent` are recorded; a missing or unusual one is left to the sampler. */
-  function recorded(traceparent: string | undefined): boolean {
-    if (!tracing.exporting) return false;
-    if (traceparent === undefined || traceparent.length !== TRACEPARENT_LENGTH) return true;
-    return (parseInt(traceparent.slice(FLAGS_OFFSET), 16) & TraceFlags.SAMPLED) !== 0;
-  }
+/** The `traceparent` the server writes (version 00); any other form is read by the W3C propagator. */
+const TRACEPARENT_00 = /^00-[0-9a-f]{32}-[0-9a-f]{16}-[0-9a-f]{2}$/;
+const ZERO_TRACE_ID = '0'.repeat(32);
+const ZERO_SPAN_ID = '0'.repeat(16);
 
-  function routeInSpan(message: Message, parent: Context, route: (message: Message) => RouteOutcome): RouteOutcome {
-    const span = tracing.startSpan(SPANS.messagesSend, tracing.exporting ? sendAttributes(message) : {}, { parent, kind: SpanKind.PRODUCER });
-    clearTraceContext(message.metadata);
-    injectMessageMetadata(message.metadata, trace.setSpan(parent, span));
+function parentOfContext(context: SpanContext): ParentSpan {
+  return { traceId: context.traceId, spanId: context.spanId, traceFlags: context.traceFlags, traceState: context.traceState?.serialize() ?? '' };
+}
+
+/** The span a message was sent in, from its metadata; undefined when it carries no valid `traceparent`. */
+function messageParent(metadata: Record<string, string>): ParentSpan | undefined {
+  const traceparent = metadata[TRACEPARENT];
+  if (traceparent === undefined) return undefined;
+  if (TRACEPARENT_00.test(traceparent)) {
+    const traceId = traceparent.slice(3, 35);
+    const spanId = traceparent.slice(36, 52);
+    if (traceId === ZERO_TRACE_ID || spanId === ZERO_SPAN_ID) return undefined;
+    return { traceId, spanId, traceFlags: parseInt(traceparent.slice(53), 16), traceState: metadata[TRACESTATE] ?? '' };
+  }
+  const context = trace.getSpanContext(extractMessageMetadata(metadata));
+  return context !== undefined && trace.isSpanContextValid(context) ? parentOfContext(context) : undefined;
+}
+
+/** True when a version-00 `traceparent` says its trace is not sampled: most messages at low sample rates, decided without parsing. */
+function unsampled(traceparent: string | undefined): boolean {
+  if (traceparent === undefined || traceparent.length !== 55) return false;
+  const last = traceparent.charCodeAt(54);
+  // The sampled flag is the low bit of the flags byte: of its last hex digit.
+  const digit = last <= 57 ? last - 48 : last - 87;
+  return (digit & TraceFlags.SAMPLED) === 0;
+}
+
+/** Writes the context of `span` into `metadata`, replacing what was there. */
+function stamp(metadata: Record<string, string>, span: Span): void {
+  clearTraceContext(metadata);
+  if (!(span instanceof LightSpan)) {
+    injectMessageMetadata(metadata, trace.setSpan(ROOT_CONTEXT, span));
+    return;
+  }
+  metadata[TRACEPARENT] = span.traceparent();
+  if (span.traceState !== '') metadata[TRACESTATE] = span.traceState;
+}
+
+export function createMessageTrace(tracing: Tracing): MessageTrace {
+  function routeInSpan(message: Message, span: Span, route: (message: Message) => RouteOutcome): RouteOutcome {
+    stamp(message.metadata, span);
     try {
       const outcome = route(message);
       if (!outcome.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome.reason });
@@ -100,17 +133,24 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
   return {
     sendFromClient(message, parent, route) {
       const caller = trace.getSpanContext(parent);
-      // Outside any trace, a span starts one; inside a recorded trace, it is recorded too.
-      if (caller === undefined || !trace.isSpanContextValid(caller) || (tracing.exporting && (caller.traceFlags & TraceFlags.SAMPLED) !== 0)) {
-        return routeInSpan(message, parent, route);
+      if (caller === undefined || !trace.isSpanContextValid(caller)) {
+        // Outside any trace, a span starts one; the sampler decides whether it is recorded.
+        const root = tracing.startSpan(SPANS.messagesSend, tracing.exporting ? sendAttributes(message) : {}, { parent, kind: SpanKind.PRODUCER });
+        return routeInSpan(message, root, route);
       }
+      const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parentOfContext(caller), sendAttributes(message));
+      if (span !== undefined) return routeInSpan(message, span, route);
       clearTraceContext(message.metadata);
       injectMessageMetadata(message.metadata, parent);
       return route(message);
     },
 
     sendFromAgent(message, incoming, execution, route) {
-      if (execution !== undefined) return routeInSpan(message, trace.setSpan(ROOT_CONTEXT, execution), route);
+      if (execution !== undefined) {
+        const parent = execution instanceof LightSpan ? execution : parentOfContext(execution.spanContext());
+        const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parent, sendAttributes(message));
+        if (span !== undefined) return routeInSpan(message, span, route);
+      }
       const metadata = message.metadata;
       const traceparent = incoming.metadata[TRACEPARENT];
       const tracestate = incoming.metadata[TRACESTATE];
@@ -123,16 +163,19 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
     },
 
     startExecution(agentId, message) {
-      if (!recorded(message.metadata[TRACEPARENT])) return undefined;
-      return tracing.startSpan(
-        SPANS.agentExecute,
-        {
-          [SPAN_ATTRIBUTES.agentId]: agentId,
-          [SPAN_ATTRIBUTES.messageId]: message.message_id,
-          [SPAN_ATTRIBUTES.messageType]: message.message_type,
-        },
-        { parent: extractMessageMetadata(message.metadata), kind: SpanKind.CONSUMER },
-      );
+      if (!tracing.exporting || unsampled(message.metadata[TRACEPARENT])) return undefined;
+      const attributes = {
+        [SPAN_ATTRIBUTES.agentId]: agentId,
+        [SPAN_ATTRIBUTES.messageId]: message.message_id,
+        [SPAN_ATTRIBUTES.messageType]: message.message_type,
+      };
+      const parent = messageParent(message.metadata);
+      if (parent !== undefined) return tracing.startLightSpan(SPANS.agentExecute, SpanKind.CONSUMER, parent, attributes);
+      // A message without trace context (written before tracing existed) starts a trace; the sampler decides.
+      const span = tracing.startSpan(SPANS.agentExecute, attributes, { parent: ROOT_CONTEXT, kind: SpanKind.CONSUMER });
+      if (span.isRecording()) return span;
+      span.end();
+      return undefined;
     },
 
     endExecution(span, result) {

@@ -61,7 +61,7 @@ export const CONFIG_SCHEMA = {
     include_span_id: bool(false, 'Add span_id to log lines written inside a trace.'),
     debug_sample_rate: ratio(1, 'Fraction of debug lines written when log_level is debug.'),
     enable_tracing: bool(false, 'Export OpenTelemetry traces.'),
-    enable_metrics: bool(true, 'Serve Prometheus metrics on the metrics listener.'),
+    enable_metrics: bool(true, 'Serve Prometheus metrics on the metrics listener, and push them to otlp_endpoint when it is set.'),
     enable_logging: bool(true, 'Write log lines.'),
     otlp_endpoint: text('', 'OTLP collector endpoint (http://host:4318 or grpc://host:4317); empty disables export.'),
     otlp_timeout: duration('10s', 'Timeout of one OTLP export.'),

@@ -4,14 +4,13 @@
  * 30–35 ms compiled and 120–150 ms under tsx on this machine; `terminate()`
  * 2–4 ms), so the pool is whole again at once while a new spare warms up.
  */
-import { extname } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { siblingModule, startModuleWorker } from '../module-worker.js';
 import { createSlot } from './watchdog.js';
 import type { WorkerInit, WorkerMessage } from './worker-protocol.js';
 
 /** Same extension as this file: `.ts` under tsx (src), `.js` compiled (dist). */
-const WORKER_URL = new URL('./executor-worker' + extname(fileURLToPath(import.meta.url)), import.meta.url);
+const WORKER_URL = siblingModule(import.meta.url, 'executor-worker');
 
 export interface Thread {
   worker: Worker;
@@ -51,11 +50,7 @@ function startWorker(init: WorkerInit, stackLimitBytes: number | undefined): Wor
     workerData: init,
     ...(stackLimitBytes === undefined ? {} : { resourceLimits: { stackSizeMb: stackLimitBytes / (1024 * 1024) } }),
   };
-  if (extname(WORKER_URL.pathname) !== '.ts') return new Worker(WORKER_URL, options);
-  // Node 20 does not run `--import` hooks in worker threads (privatenumber/tsx#354), so under tsx the worker registers tsx itself.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  const bootstrap = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(WORKER_URL.href)}); });`;
-  return new Worker(bootstrap, { ...options, eval: true });
+  return startModuleWorker(WORKER_URL, options);
 }
 
 export function createThreadSet(options: ThreadSetOptions): ThreadSet {

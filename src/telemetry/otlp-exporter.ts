@@ -1,24 +1,29 @@
 /**
- * The OTLP span exporter for `observability.otlp_endpoint`, wrapped so an
- * unreachable or failing collector costs one log line per interval, never a
- * line per batch and never an error in an API call (spans are exported from
- * the batch processor's timer, off the request path).
+ * The OTLP span exporter for `observability.otlp_endpoint`, and the
+ * reporter that makes an unreachable or failing collector cost one log line
+ * per interval, never a line per batch and never an error in an API call
+ * (spans are exported from the export thread, off the request path).
  */
 import { Metadata } from '@grpc/grpc-js';
-import { OTLPTraceExporter as OtlpGrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
-import { OTLPTraceExporter as OtlpHttpTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
+import { convertLegacyOtlpGrpcOptions, createOtlpGrpcExportDelegate } from '@opentelemetry/otlp-grpc-exporter-base';
+import { JsonTraceSerializer, ProtobufTraceSerializer, type IExporterMetricsHelper, type ISerializer } from '@opentelemetry/otlp-transformer';
 import { core, type tracing } from '@opentelemetry/sdk-node';
 import type { Clock } from '../../supervisors/index.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
+import { encodeJson, encodeProtobuf, type EncodingScope, type SpanBatches } from './otlp-span-encoding.js';
 
 export type SpanExporter = tracing.SpanExporter;
 type ExportResult = Parameters<Parameters<SpanExporter['export']>[1]>[0];
 
 /** A failing collector is reported at most once per this interval; the line counts the failures in between. */
 export const EXPORT_FAILURE_LOG_INTERVAL_MS = 60_000;
-/** Export requests in flight at once; a slow collector makes the batch processor drop spans instead of piling up sockets. */
+/** Export requests in flight at once; past it an export fails at once and its spans are dropped, instead of piling up sockets. */
 export const EXPORT_CONCURRENCY = 4;
+/** The gRPC method of OTLP trace export. */
+const GRPC_TRACE_EXPORT = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 
 export interface OtlpExporterOptions {
   timeoutMs: number;
@@ -26,18 +31,38 @@ export interface OtlpExporterOptions {
   headers: Readonly<Record<string, string>>;
 }
 
-export function createOtlpExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions): SpanExporter {
+/** Exports span batches as they are; the interface of OpenTelemetry's exporters, over our request type. */
+export interface SpanBatchExporter {
+  export(request: SpanBatches, done: (result: ExportResult) => void): void;
+  forceFlush(): Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+const COUNT_SPANS: IExporterMetricsHelper<SpanBatches> = { name: 'span', countItems: (request) => request.spans };
+
+/**
+ * OpenTelemetry's OTLP exporter (its HTTP or gRPC transport, timeouts,
+ * retries and concurrency limit) with requests encoded straight from span
+ * batches (otlp-span-encoding.ts); responses are read by its own serializers.
+ */
+export function createSpanBatchExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions, encoding: EncodingScope): SpanBatchExporter {
   if (endpoint.protocol === 'http') {
-    return new OtlpHttpTraceExporter({
-      url: endpoint.url,
-      headers: { ...options.headers },
-      timeoutMillis: options.timeoutMs,
-      concurrencyLimit: EXPORT_CONCURRENCY,
-    });
+    const serializer: ISerializer<SpanBatches, unknown> = {
+      serializeRequest: (request) => encodeJson(request, encoding),
+      deserializeResponse: (data) => JsonTraceSerializer.deserializeResponse(data),
+    };
+    const config = { url: endpoint.url, headers: { ...options.headers }, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY };
+    const http = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
+    return new OTLPExporterBase(createOtlpHttpExportDelegate(http, serializer, 'otlp_http_span_exporter', COUNT_SPANS, undefined));
   }
+  const serializer: ISerializer<SpanBatches, unknown> = {
+    serializeRequest: (request) => encodeProtobuf(request, encoding),
+    deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
+  };
   const metadata = new Metadata();
-  for (const [key, value] of Object.entries(options.headers)) metadata.set(key.toLowerCase(), value);
-  return new OtlpGrpcTraceExporter({ url: endpoint.url, metadata, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY });
+  for (const [name, value] of Object.entries(options.headers)) metadata.set(name.toLowerCase(), value);
+  const grpc = convertLegacyOtlpGrpcOptions({ url: endpoint.url, metadata, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY }, 'TRACES');
+  return new OTLPExporterBase(createOtlpGrpcExportDelegate(grpc, serializer, 'otlp_grpc_span_exporter', COUNT_SPANS, undefined, 'TraceExportService', GRPC_TRACE_EXPORT));
 }
 
 /** Scheme and host only: an endpoint URL may carry credentials, which stay out of the log. */
@@ -49,12 +74,25 @@ export function endpointForLog(endpoint: OtlpEndpoint): string {
   return `${tls ? 'grpcs' : 'grpc'}://${url.hostname}:${url.port || (tls ? 443 : 80)}`;
 }
 
+/** The texts of a reporter's two lines, which name the signal and what its failure costs. */
+export interface ExportReportMessages {
+  failed: string;
+  recovered: string;
+}
+
+export const TRACE_EXPORT_MESSAGES: ExportReportMessages = {
+  failed: 'trace export failed; the spans of that batch are dropped',
+  recovered: 'trace export recovered',
+};
+
 export interface ExportReporterOptions {
   log?: Logger;
   clock: Clock;
   /** As `endpointForLog` gives it. */
   endpoint: string;
   intervalMs?: number;
+  /** Default `TRACE_EXPORT_MESSAGES`. */
+  messages?: ExportReportMessages;
 }
 
 /**
@@ -64,12 +102,13 @@ export interface ExportReporterOptions {
  */
 export function createExportReporter(options: ExportReporterOptions): (result: ExportResult) => void {
   const interval = options.intervalMs ?? EXPORT_FAILURE_LOG_INTERVAL_MS;
+  const messages = options.messages ?? TRACE_EXPORT_MESSAGES;
   let lastLine = -Infinity;
   let unreported = 0;
   let failing = false;
   return (result) => {
     if (result.code === core.ExportResultCode.SUCCESS) {
-      if (failing) options.log?.info({ endpoint: options.endpoint, unreported_failures: unreported }, 'trace export recovered');
+      if (failing) options.log?.info({ endpoint: options.endpoint, unreported_failures: unreported }, messages.recovered);
       failing = false;
       unreported = 0;
       return;
@@ -84,22 +123,8 @@ export function createExportReporter(options: ExportReporterOptions): (result: E
     options.log?.warn(
       // The reason, not the error: its stack is the exporter's internals, the same every time.
       { reason: result.error?.message ?? 'unknown', endpoint: options.endpoint, failures_since_last_report: unreported + 1, report_interval_ms: interval },
-      'trace export failed; the spans of that batch are dropped',
+      messages.failed,
     );
     unreported = 0;
-  };
-}
-
-/** `inner`, with every export result also handed to `report`. */
-export function reportingExporter(inner: SpanExporter, report: (result: ExportResult) => void): SpanExporter {
-  return {
-    export(spans, done) {
-      inner.export(spans, (result) => {
-        report(result);
-        done(result);
-      });
-    },
-    shutdown: () => inner.shutdown(),
-    forceFlush: () => inner.forceFlush?.() ?? Promise.resolve(),
   };
 }

@@ -15,12 +15,16 @@
  * non-recording span that has ids, so `trace_id` in error bodies and log
  * lines, `X-Trace-Id` and onward `traceparent` work the same either way.
  *
+ * The SDK's tracer makes the API calls' spans; the message path makes light
+ * spans (light-span.ts, `startLightSpan`). Both end up in one export queue
+ * and leave from the export thread (span-export.ts).
+ *
  * The provider is not registered as OpenTelemetry's global: the `Tracing`
  * object is handed to the code that makes spans, so several servers (tests)
  * can live in one process. Only the async context manager is global, since
  * `context.active()` has to follow every async chain of the process.
  */
-import { context, SpanKind, SpanStatusCode, trace, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import { context, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type Tracer } from '@opentelemetry/api';
 import { resources, tracing } from '@opentelemetry/sdk-node';
 import { createRealClock, type Clock } from '../../supervisors/index.js';
 import type { Config } from '../config/schema.js';
@@ -28,8 +32,12 @@ import { SvcError } from '../errors/svc-error.js';
 import { installContextManager } from './context-manager.js';
 import type { Logger } from './logger.js';
 import { parseOtlpEndpoint } from './otlp-endpoint.js';
-import { createExportReporter, createOtlpExporter, endpointForLog, reportingExporter, type SpanExporter } from './otlp-exporter.js';
+import { LightSpan, type ParentSpan } from './light-span.js';
+import { createExportReporter, endpointForLog, type SpanExporter } from './otlp-exporter.js';
+import { createInThreadSpanExport, createThreadSpanExport, type SpanExport } from './span-export.js';
+import { serviceResource } from './service-resource.js';
 import { SPAN_ATTRIBUTES } from './span-names.js';
+import { writeReadableSpan } from './span-record.js';
 import {
   currentSpanId,
   currentTraceId,
@@ -43,9 +51,13 @@ import {
 } from './trace-context.js';
 import { newSpanId, newTraceId } from './trace-ids.js';
 
-/** Spans waiting for export; past it new spans are dropped, so a stalled collector bounds memory (~1 KiB a span). */
-export const MAX_QUEUED_SPANS = 4096;
-/** Spans per OTLP request. */
+/**
+ * Spans waiting for export on each side of the export thread; past it new spans are dropped, so a
+ * stalled collector bounds memory (under 1 KiB a span: at most 16 MiB a side). At 100k spans a
+ * second it covers the 160 ms the low-priority export thread may wait for a core.
+ */
+export const MAX_QUEUED_SPANS = 16_384;
+/** Spans that make an OTLP request go at once. */
 export const EXPORT_BATCH_SPANS = 512;
 /** Wait between exports: traces show up within seconds while a busy server sends few requests. */
 export const EXPORT_DELAY_MS = 2_000;
@@ -96,12 +108,20 @@ export interface Tracing {
    * and passed on unchanged.
    */
   withSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => T, options?: SpanOptions): T;
+  /**
+   * A span of the message path under `parent`, made without the SDK's span
+   * machinery (light-span.ts): undefined unless spans are exported and
+   * `parent` is sampled. Its end is the caller's.
+   */
+  startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes): LightSpan | undefined;
   /** A span whose end the caller owns (streams, work handed to another component). */
   startSpan(name: string, attributes?: Attributes, options?: SpanOptions): Span;
   /** Marks `span` failed with `error`, as `withSpan` does. */
   recordError(span: Span, error: unknown): void;
   currentTraceId(ctx?: Context): string | undefined;
   currentSpanId(ctx?: Context): string | undefined;
+  /** Sampled spans dropped since start because the export queue was full (a collector slower than the server). */
+  droppedSpans(): number;
   /** Exports what is queued now (tests, graceful stop). Never rejects: failures are logged. */
   flush(): Promise<void>;
   /** Flushes, then stops exporting; spans made afterwards are dropped. Idempotent; never rejects. */
@@ -112,19 +132,57 @@ function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
 
-function exporterFor(config: TracingConfig, options: TracingOptions, clock: Clock): SpanExporter | undefined {
+/** Where sampled spans go, or undefined when they go nowhere (tracing off, or no endpoint). */
+function spanExportFor(config: TracingConfig, options: TracingOptions, clock: Clock, resource: resources.Resource, scope: { name: string; version: string }): SpanExport | undefined {
   if (!config.enable_tracing) return undefined;
-  if (options.exporter !== undefined) return options.exporter;
+  const queue = { maxQueuedSpans: MAX_QUEUED_SPANS, clock, log: options.log };
+  if (options.exporter !== undefined) {
+    const processor = new tracing.BatchSpanProcessor(options.exporter, {
+      maxQueueSize: MAX_QUEUED_SPANS,
+      maxExportBatchSize: EXPORT_BATCH_SPANS,
+      scheduledDelayMillis: EXPORT_DELAY_MS,
+      exportTimeoutMillis: config.otlp_timeout,
+    });
+    return createInThreadSpanExport(processor, resource, scope, queue);
+  }
   const endpoint = parseOtlpEndpoint(config.otlp_endpoint);
   if (endpoint === undefined) return undefined;
-  const exporter = createOtlpExporter(endpoint, { timeoutMs: config.otlp_timeout, headers: config.otlp_headers });
-  return reportingExporter(exporter, createExportReporter({ log: options.log, clock, endpoint: endpointForLog(endpoint) }));
+  const report = createExportReporter({ log: options.log, clock, endpoint: endpointForLog(endpoint) });
+  const init = {
+    endpoint,
+    timeoutMs: config.otlp_timeout,
+    headers: { ...config.otlp_headers },
+    resourceAttributes: resource.attributes,
+    scope,
+    maxQueuedSpans: MAX_QUEUED_SPANS,
+    exportBatchSpans: EXPORT_BATCH_SPANS,
+    exportDelayMs: EXPORT_DELAY_MS,
+  };
+  return createThreadSpanExport(init, report, queue);
+}
+
+/** Hands each sampled span the SDK finishes (the API calls' spans) to the export queue. */
+function recordingProcessor(queue: SpanExport): tracing.SpanProcessor {
+  return {
+    onStart: () => undefined,
+    onEnd(span) {
+      if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
+      const batch = queue.open();
+      if (batch === undefined) return;
+      writeReadableSpan(batch, span);
+      queue.commit();
+    },
+    forceFlush: () => queue.flush(),
+    shutdown: () => queue.shutdown(),
+  };
 }
 
 export function createTracing(config: TracingConfig, options: TracingOptions): Tracing {
   installContextManager();
   const clock = options.clock ?? createRealClock();
-  const exporter = exporterFor(config, options, clock);
+  const version = config.service_version || options.serviceVersion;
+  const resource = serviceResource(config, options.serviceVersion);
+  const queue = spanExportFor(config, options, clock, resource, { name: TRACER_NAME, version });
 
   // The tracer asks for a trace id only for a root span; `startSpan` puts the
   // id a client requested (`x-trace-id`) here just before, synchronously.
@@ -135,33 +193,15 @@ export function createTracing(config: TracingConfig, options: TracingOptions): T
   };
 
   const provider = new tracing.BasicTracerProvider({
-    resource: resources.defaultResource().merge(
-      resources.resourceFromAttributes({
-        'service.name': config.service_name,
-        'service.version': config.service_version || options.serviceVersion,
-        // Semantic conventions renamed the key in 1.27; backends read one or the other.
-        'deployment.environment.name': config.deployment_environment,
-        'deployment.environment': config.deployment_environment,
-      }),
-    ),
+    resource,
     idGenerator,
     sampler:
-      exporter === undefined
+      queue === undefined
         ? new tracing.AlwaysOffSampler()
         : new tracing.ParentBasedSampler({ root: new tracing.TraceIdRatioBasedSampler(config.trace_sample_rate) }),
-    spanProcessors:
-      exporter === undefined
-        ? []
-        : [
-            new tracing.BatchSpanProcessor(exporter, {
-              maxQueueSize: MAX_QUEUED_SPANS,
-              maxExportBatchSize: EXPORT_BATCH_SPANS,
-              scheduledDelayMillis: EXPORT_DELAY_MS,
-              exportTimeoutMillis: config.otlp_timeout,
-            }),
-          ],
+    spanProcessors: queue === undefined ? [] : [recordingProcessor(queue)],
   });
-  const tracer = provider.getTracer(TRACER_NAME, config.service_version || options.serviceVersion);
+  const tracer = provider.getTracer(TRACER_NAME, version);
   let stopped: Promise<void> | undefined;
 
   function startSpan(name: string, attributes: Attributes = {}, spanOptions: SpanOptions = {}): Span {
@@ -209,9 +249,15 @@ export function createTracing(config: TracingConfig, options: TracingOptions): T
     ) as T;
   }
 
+  function startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes): LightSpan | undefined {
+    if (queue === undefined || (parent.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
+    return new LightSpan(queue, name, kind, parent, attributes);
+  }
+
   return {
-    exporting: exporter !== undefined,
+    exporting: queue !== undefined,
     tracer,
+    startLightSpan,
     propagation,
     withSpan,
     startSpan,
@@ -220,7 +266,8 @@ export function createTracing(config: TracingConfig, options: TracingOptions): T
     currentSpanId,
     // A failed export rejects the processor's flush; the exporter wrapper has logged it, and
     // neither a test's flush nor the server's stop should fail because a collector is down.
-    flush: () => stopped ?? provider.forceFlush().catch(() => undefined),
+    droppedSpans: () => queue?.dropped() ?? 0,
+    flush: () => stopped ?? queue?.flush() ?? Promise.resolve(),
     shutdown() {
       stopped ??= provider.shutdown().catch(() => undefined);
       return stopped;

@@ -8,7 +8,7 @@
  * messages (opentelemetry-proto, trace/v1 and collector/trace/v1): only the
  * fields the tests read, with their field numbers; protobufjs skips the rest.
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 
@@ -178,50 +178,72 @@ function collector(url: string, close: () => Promise<void>) {
   return { receiver, accept };
 }
 
-function closeHttp(server: Server): Promise<void> {
+export function closeHttp(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
   });
 }
 
-export async function startHttpReceiver(): Promise<Receiver> {
-  let accept: (contentType: string, request: OtlpRequest) => void = () => undefined;
+export interface OtlpPost {
+  path: string;
+  contentType: string;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/**
+ * An OTLP/HTTP endpoint on 127.0.0.1: each POST to one of `paths` goes to
+ * `onExport` and is answered with an empty Export*ServiceResponse (full
+ * success) in the request's encoding; anything else is 404.
+ */
+export async function startOtlpHttpServer(paths: readonly string[], onExport: (post: OtlpPost) => void): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+      if (req.method !== 'POST' || req.url === undefined || !paths.includes(req.url)) {
         res.writeHead(404).end();
         return;
       }
-      const type = req.headers['content-type'] ?? '';
-      const body = Buffer.concat(chunks);
-      const json = type.startsWith('application/json');
-      accept(type, json ? (JSON.parse(body.toString('utf8')) as OtlpRequest) : decodeProtobuf(body));
-      // An empty ExportTraceServiceResponse: full success.
+      const contentType = req.headers['content-type'] ?? '';
+      onExport({ path: req.url, contentType, headers: req.headers, body: Buffer.concat(chunks) });
+      const json = contentType.startsWith('application/json');
       res.writeHead(200, { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : undefined);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  const made = collector(`http://127.0.0.1:${address.port}`, () => closeHttp(server));
+  return { url: `http://127.0.0.1:${address.port}`, close: () => closeHttp(server) };
+}
+
+/** A unary gRPC method that passes raw bytes both ways: an OTLP `Export`, decoded by the test. */
+export function rawExportService(path: string): grpc.ServiceDefinition {
+  return {
+    Export: {
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (value: Buffer) => value,
+      requestDeserialize: (bytes: Buffer) => bytes,
+      responseSerialize: (value: Buffer) => value,
+      responseDeserialize: (bytes: Buffer) => bytes,
+    },
+  };
+}
+
+export async function startHttpReceiver(): Promise<Receiver> {
+  let accept: (contentType: string, request: OtlpRequest) => void = () => undefined;
+  const server = await startOtlpHttpServer(['/v1/traces'], ({ contentType, body }) => {
+    accept(contentType, contentType.startsWith('application/json') ? (JSON.parse(body.toString('utf8')) as OtlpRequest) : decodeProtobuf(body));
+  });
+  const made = collector(server.url, server.close);
   accept = made.accept;
   return made.receiver;
 }
 
-const TRACE_SERVICE: grpc.ServiceDefinition = {
-  Export: {
-    path: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (value: Buffer) => value,
-    requestDeserialize: (bytes: Buffer) => bytes,
-    responseSerialize: (value: Buffer) => value,
-    responseDeserialize: (bytes: Buffer) => bytes,
-  },
-};
+const TRACE_SERVICE = rawExportService('/opentelemetry.proto.collector.trace.v1.TraceService/Export');
 
 export async function startGrpcReceiver(): Promise<Receiver> {
   const server = new grpc.Server();

@@ -1,0 +1,154 @@
+/**
+ * OTLP metric export: with `enable_metrics` and an `otlp_endpoint`, every
+ * metric of the server's prom-client registry is pushed to the collector each
+ * `metrics_export_interval`, converted by prometheus-to-otlp.ts, under the
+ * same resource attributes as the spans. `/metrics` keeps serving the same
+ * registry; the push is a second way out, not a second set of figures.
+ *
+ * Exports run from a timer, never on a request's path, one at a time: a tick
+ * that finds the previous export still in flight is skipped, which loses
+ * nothing, as every value is cumulative and the next export carries it. A
+ * failing collector is logged as the span exporter's is, at most once a
+ * minute (otlp-exporter.ts).
+ */
+import { Metadata } from '@grpc/grpc-js';
+import { OTLPMetricExporter as OtlpGrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
+import { OTLPMetricExporter as OtlpHttpMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
+import { core, type metrics as sdk } from '@opentelemetry/sdk-node';
+import type { Registry } from 'prom-client';
+import { createRealClock, MAX_TIMER_MS, type Clock } from '../../supervisors/index.js';
+import { ConfigError } from '../config/load.js';
+import type { Config } from '../config/schema.js';
+import type { Logger } from './logger.js';
+import { OTLP_TRACES_PATH, parseOtlpEndpoint, type OtlpEndpoint } from './otlp-endpoint.js';
+import { serviceResource } from './service-resource.js';
+import { createExportReporter, endpointForLog, type ExportReportMessages } from './otlp-exporter.js';
+import { toResourceMetrics, type PromMetricJson } from './prometheus-to-otlp.js';
+
+/** The OTLP/HTTP path of metrics (OTLP specification, "OTLP/HTTP Request"). */
+export const OTLP_METRICS_PATH = '/v1/metrics';
+/** The instrumentation scope of the exported metrics, as of the spans. */
+export const METER_NAME = 'svc';
+export const METRICS_EXPORT_INTERVAL_KEY = 'observability.metrics_export_interval';
+
+export const METRIC_EXPORT_MESSAGES: ExportReportMessages = {
+  failed: 'metric export failed; the next export sends the values again',
+  recovered: 'metric export recovered',
+};
+
+export type MetricsExportConfig = Pick<
+  Config['observability'],
+  'enable_metrics' | 'otlp_endpoint' | 'otlp_timeout' | 'otlp_headers' | 'metrics_export_interval' | 'service_name' | 'service_version' | 'deployment_environment'
+>;
+
+export interface MetricsExportOptions {
+  /** What is exported: the registry `/metrics` serves. */
+  registry: Registry;
+  /** `service.version` when `service_version` is empty: the package version. */
+  serviceVersion: string;
+  /** Export failures are reported here, at most once a minute. */
+  log?: Logger;
+  /** Paces the failure lines. */
+  clock?: Clock;
+}
+
+export interface MetricsExport {
+  /** True when metrics are pushed to a collector. */
+  readonly exporting: boolean;
+  /** Exports what the registry holds now, after any export in flight. Never rejects: failures are logged. */
+  exportNow(): Promise<void>;
+  /** Stops the timer and makes one last export, all within `otlp_timeout`. Idempotent; never rejects. */
+  shutdown(): Promise<void>;
+}
+
+/** The metrics endpoint beside the traces one: `/v1/traces` becomes `/v1/metrics`; gRPC has no path. */
+export function metricsEndpoint(endpoint: OtlpEndpoint): OtlpEndpoint {
+  if (endpoint.protocol === 'grpc') return endpoint;
+  const url = new URL(endpoint.url);
+  const base = url.pathname.endsWith(OTLP_TRACES_PATH) ? url.pathname.slice(0, -OTLP_TRACES_PATH.length) : url.pathname.replace(/\/+$/, '');
+  url.pathname = base + OTLP_METRICS_PATH;
+  return { protocol: 'http', url: url.toString() };
+}
+
+export function createOtlpMetricExporter(endpoint: OtlpEndpoint, options: { timeoutMs: number; headers: Readonly<Record<string, string>> }): sdk.PushMetricExporter {
+  if (endpoint.protocol === 'http') return new OtlpHttpMetricExporter({ url: endpoint.url, headers: { ...options.headers }, timeoutMillis: options.timeoutMs });
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(options.headers)) metadata.set(key.toLowerCase(), value);
+  return new OtlpGrpcMetricExporter({ url: endpoint.url, metadata, timeoutMillis: options.timeoutMs });
+}
+
+const IDLE: MetricsExport = { exporting: false, exportNow: () => Promise.resolve(), shutdown: () => Promise.resolve() };
+
+/**
+ * Settles when `work` does or after `ms`, whichever comes first; never rejects.
+ * The deadline stays ref'd: the stop sequence after it (the tracer's flush, the
+ * `stopped` line) must run even when nothing else keeps the process alive.
+ */
+function within(ms: number, work: Promise<unknown>): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
+  });
+  return Promise.race([work.then(() => undefined, () => undefined), deadline]).finally(() => clearTimeout(timer));
+}
+
+export function createMetricsExport(config: MetricsExportConfig, options: MetricsExportOptions): MetricsExport {
+  if (!config.enable_metrics) return IDLE;
+  const traces = parseOtlpEndpoint(config.otlp_endpoint);
+  if (traces === undefined) return IDLE;
+  if (!(config.metrics_export_interval > 0)) throw new ConfigError(METRICS_EXPORT_INTERVAL_KEY, 'must be longer than 0 when metrics are exported');
+  const endpoint = metricsEndpoint(traces);
+  const exporter = createOtlpMetricExporter(endpoint, { timeoutMs: config.otlp_timeout, headers: config.otlp_headers });
+  const report = createExportReporter({ log: options.log, clock: options.clock ?? createRealClock(), endpoint: endpointForLog(endpoint), messages: METRIC_EXPORT_MESSAGES });
+  const resource = serviceResource(config, options.serviceVersion);
+  const scope = { name: METER_NAME, version: config.service_version || options.serviceVersion };
+  const startTime = core.millisToHrTime(Date.now());
+
+  async function send(): Promise<void> {
+    try {
+      // prom-client's typings misname `type` (see PromMetricJson).
+      const read = (await options.registry.getMetricsAsJSON()) as unknown as PromMetricJson[];
+      const data = toResourceMetrics(read, { resource, scope, startTime, time: core.millisToHrTime(Date.now()) });
+      report(await new Promise<core.ExportResult>((resolve) => exporter.export(data, resolve)));
+    } catch (error) {
+      report({ code: core.ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+    }
+  }
+
+  let inFlight: Promise<void> | undefined;
+  function start(): Promise<void> {
+    const sending = send().finally(() => {
+      if (inFlight === sending) inFlight = undefined;
+    });
+    inFlight = sending;
+    return sending;
+  }
+
+  // A real timer, unref'd: the export must never keep the process alive, which a Clock handle cannot promise.
+  const timer = setInterval(() => {
+    if (inFlight === undefined) void start();
+  }, Math.min(config.metrics_export_interval, MAX_TIMER_MS));
+  timer.unref();
+
+  let stopped: Promise<void> | undefined;
+  return {
+    exporting: true,
+    async exportNow() {
+      if (stopped !== undefined) return;
+      await inFlight;
+      await start();
+    },
+    shutdown() {
+      clearInterval(timer);
+      stopped ??= within(
+        config.otlp_timeout,
+        (async () => {
+          await inFlight;
+          await start();
+          await exporter.shutdown();
+        })(),
+      );
+      return stopped;
+    },
+  };
+}

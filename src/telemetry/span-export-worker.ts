@@ -1,0 +1,76 @@
+/**
+ * The export thread (span-export.ts): collects the span batches the main
+ * thread posts into export requests of about `exportBatchSpans` spans (or
+ * whatever arrived within `exportDelayMs`), sends them with the OTLP
+ * exporter, and reports each result back so the main thread logs failures.
+ * Spans queued here and in flight stay under `maxQueuedSpans`; past it
+ * arriving batches are dropped and the main thread told. The thread runs at
+ * the lowest CPU priority. Flush and shutdown
+ * requests are answered by id.
+ */
+import { constants, setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import { core } from '@opentelemetry/sdk-node';
+import { createSpanBatchExporter } from './otlp-exporter.js';
+import type { SpanBatch } from './span-record.js';
+import type { ExportWorkerInit, FromExportWorker, ToExportWorker } from './span-export.js';
+
+const port = parentPort;
+if (port === null) throw new Error('span-export-worker runs as a worker thread');
+const init = workerData as ExportWorkerInit;
+
+// Tracing must never slow the agents: this thread takes the lowest CPU priority (on Linux, nice is per
+// thread), so on a busy machine it runs in the time the main and executor threads leave, and when that
+// is not enough its queue fills and spans are dropped (and logged) instead.
+try {
+  setPriority(constants.priority.PRIORITY_LOW);
+} catch {
+  // A platform that refuses leaves the thread at normal priority.
+}
+const send = (message: FromExportWorker): void => port.postMessage(message);
+const exporter = createSpanBatchExporter(
+  init.endpoint,
+  { timeoutMs: init.timeoutMs, headers: init.headers },
+  { resourceAttributes: init.resourceAttributes, scope: init.scope },
+);
+
+let pending: SpanBatch[] = [];
+let pendingSpans = 0;
+let inFlight = 0;
+let timer: NodeJS.Timeout | undefined;
+
+function exportPending(): void {
+  if (timer !== undefined) {
+    clearTimeout(timer);
+    timer = undefined;
+  }
+  if (pendingSpans === 0) return;
+  const request = { batches: pending, spans: pendingSpans };
+  pending = [];
+  pendingSpans = 0;
+  inFlight += request.spans;
+  exporter.export(request, (result) => {
+    inFlight -= request.spans;
+    send(result.code === core.ExportResultCode.SUCCESS ? { event: 'result', ok: true } : { event: 'result', ok: false, reason: result.error?.message ?? 'unknown' });
+  });
+}
+
+port.on('message', (message: ToExportWorker) => {
+  if ('batch' in message) {
+    send({ event: 'accepted', spans: message.spans });
+    if (pendingSpans + inFlight + message.spans > init.maxQueuedSpans) {
+      send({ event: 'dropped', spans: message.spans });
+      return;
+    }
+    pending.push(message.batch);
+    pendingSpans += message.spans;
+    if (pendingSpans >= init.exportBatchSpans) exportPending();
+    else timer ??= setTimeout(exportPending, init.exportDelayMs);
+    return;
+  }
+  const answer = (): void => send({ event: 'done', id: message.id });
+  exportPending();
+  // A failed export has already been reported through its result.
+  const work = message.request === 'flush' ? exporter.forceFlush() : exporter.shutdown();
+  work.then(answer, answer);
+});
