@@ -32,12 +32,19 @@ import { core } from '@opentelemetry/sdk-node';
 import { hrTimeToMs, writeAttributes, writeEventsAndLinks, writeHead, type RecordedEvent, type SpanBatch } from './span-record.js';
 import { newSpanId } from './trace-ids.js';
 
+/** A finished span that writes itself into a batch when the queue gets to it. */
+export interface DeferredSpan {
+  writeTo(batch: SpanBatch): void;
+}
+
 /** Where a finished light span goes: the export queue (span-export.ts). */
 export interface SpanBatchSink {
   /** The batch to append one span to, or undefined when the queue is full and the span is dropped. */
   open(): SpanBatch | undefined;
   /** The span appended since `open` is complete. */
   commit(): void;
+  /** Takes a finished span to write later in this turn of the event loop, after the work in progress. */
+  defer(span: DeferredSpan): void;
 }
 
 /** The parent a light span continues: a span of this process or one named by a message's `traceparent`. */
@@ -58,9 +65,10 @@ function epochMs(time: TimeInput | undefined): number {
 
 const NONE: readonly never[] = [];
 
-export class LightSpan implements Span, ParentSpan {
+export class LightSpan implements Span, ParentSpan, DeferredSpan {
   readonly spanId = newSpanId();
   private readonly startMs = ORIGIN + performance.now();
+  private endMs = 0;
   private statusCode = SpanStatusCode.UNSET;
   private statusMessage = '';
   private ended = false;
@@ -161,11 +169,20 @@ export class LightSpan implements Span, ParentSpan {
     this.addEvent('exception', attributes, time);
   }
 
+  /**
+   * Ends the span. It is written into the export batch later in this turn of
+   * the event loop (`SpanBatchSink.defer`): on the message path that is
+   * after the executors have their next batch, so recording never delays
+   * the agents' next messages.
+   */
   end(endTime?: TimeInput): void {
     if (this.ended) return;
     this.ended = true;
-    const batch = this.sink.open();
-    if (batch === undefined) return;
+    this.endMs = Math.max(this.startMs, epochMs(endTime));
+    this.sink.defer(this);
+  }
+
+  writeTo(batch: SpanBatch): void {
     writeHead(batch, {
       name: this.name,
       kind: this.kind,
@@ -176,12 +193,11 @@ export class LightSpan implements Span, ParentSpan {
       parentSpanId: this.parent.spanId,
       parentIsRemote: false,
       startMs: this.startMs,
-      endMs: Math.max(this.startMs, epochMs(endTime)),
+      endMs: this.endMs,
       statusCode: this.statusCode,
       statusMessage: this.statusMessage,
     });
     writeAttributes(batch, this.attributes);
     writeEventsAndLinks(batch, this.events ?? NONE, this.links ?? NONE);
-    this.sink.commit();
   }
 }

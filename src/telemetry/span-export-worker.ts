@@ -10,9 +10,8 @@
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
-import { core } from '@opentelemetry/sdk-node';
+import { createExportQueue, exportSucceeded } from './export-queue.js';
 import { createSpanBatchExporter } from './otlp-exporter.js';
-import type { SpanBatch } from './span-record.js';
 import type { ExportWorkerInit, FromExportWorker, ToExportWorker } from './span-export.js';
 
 const port = parentPort;
@@ -34,43 +33,17 @@ const exporter = createSpanBatchExporter(
   { resourceAttributes: init.resourceAttributes, scope: init.scope },
 );
 
-let pending: SpanBatch[] = [];
-let pendingSpans = 0;
-let inFlight = 0;
-let timer: NodeJS.Timeout | undefined;
-
-function exportPending(): void {
-  if (timer !== undefined) {
-    clearTimeout(timer);
-    timer = undefined;
-  }
-  if (pendingSpans === 0) return;
-  const request = { batches: pending, spans: pendingSpans };
-  pending = [];
-  pendingSpans = 0;
-  inFlight += request.spans;
-  exporter.export(request, (result) => {
-    inFlight -= request.spans;
-    send(result.code === core.ExportResultCode.SUCCESS ? { event: 'result', ok: true } : { event: 'result', ok: false, reason: result.error?.message ?? 'unknown' });
-  });
-}
+const queue = createExportQueue(exporter, init, (result) => {
+  send(exportSucceeded(result) ? { event: 'result', ok: true } : { event: 'result', ok: false, reason: result.error?.message ?? 'unknown' });
+});
 
 port.on('message', (message: ToExportWorker) => {
   if ('batch' in message) {
     send({ event: 'accepted', spans: message.spans });
-    if (pendingSpans + inFlight + message.spans > init.maxQueuedSpans) {
-      send({ event: 'dropped', spans: message.spans });
-      return;
-    }
-    pending.push(message.batch);
-    pendingSpans += message.spans;
-    if (pendingSpans >= init.exportBatchSpans) exportPending();
-    else timer ??= setTimeout(exportPending, init.exportDelayMs);
+    if (!queue.add(message.batch, message.spans)) send({ event: 'dropped', spans: message.spans });
     return;
   }
   const answer = (): void => send({ event: 'done', id: message.id });
-  exportPending();
   // A failed export has already been reported through its result.
-  const work = message.request === 'flush' ? exporter.forceFlush() : exporter.shutdown();
-  work.then(answer, answer);
+  (message.request === 'flush' ? queue.flush() : queue.shutdown()).then(answer, answer);
 });

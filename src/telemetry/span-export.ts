@@ -22,7 +22,7 @@ import type { Attributes } from '@opentelemetry/api';
 import { core, type resources, type tracing } from '@opentelemetry/sdk-node';
 import type { Clock } from '../../supervisors/index.js';
 import { siblingModule, startModuleWorker } from '../module-worker.js';
-import type { SpanBatchSink } from './light-span.js';
+import type { DeferredSpan, SpanBatchSink } from './light-span.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
 import { readSpans, type SpanBatch } from './span-record.js';
@@ -97,6 +97,8 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
   let lastDropLine = -Infinity;
   let timer: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
+  let deferred: DeferredSpan[] = [];
+  let writing: NodeJS.Immediate | undefined;
 
   connect({
     accepted(spans) {
@@ -131,23 +133,48 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
     return undefined;
   }
 
+  function open(): SpanBatch | undefined {
+    if (stopped !== undefined || posted + batched >= options.maxQueuedSpans) return drop();
+    return batch;
+  }
+
+  function commit(): void {
+    batched += 1;
+    if (batched >= POST_BATCH_SPANS) post();
+    else if (timer === undefined) timer = setTimeout(post, POST_DELAY_MS).unref();
+  }
+
+  function writeDeferred(): void {
+    if (writing !== undefined) {
+      clearImmediate(writing);
+      writing = undefined;
+    }
+    const spans = deferred;
+    deferred = [];
+    for (const span of spans) {
+      const into = open();
+      if (into === undefined) continue;
+      span.writeTo(into);
+      commit();
+    }
+  }
+
   return {
-    open() {
-      if (stopped !== undefined || posted + batched >= options.maxQueuedSpans) return drop();
-      return batch;
-    },
-    commit() {
-      batched += 1;
-      if (batched >= POST_BATCH_SPANS) post();
-      else if (timer === undefined) timer = setTimeout(post, POST_DELAY_MS).unref();
+    open,
+    commit,
+    defer(span) {
+      deferred.push(span);
+      writing ??= setImmediate(writeDeferred).unref();
     },
     async flush() {
       if (stopped !== undefined) return stopped;
+      writeDeferred();
       post();
       await delivery.flush().catch(() => undefined);
     },
     shutdown() {
       if (stopped === undefined) {
+        writeDeferred();
         post();
         stopped = delivery.shutdown().catch(() => undefined);
       }
@@ -261,3 +288,4 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
     },
   );
 }
+

@@ -1,0 +1,70 @@
+/**
+ * Span batches waiting to become OTLP export requests: a request goes as soon
+ * as `exportBatchSpans` spans wait, or `exportDelayMs` after the first of
+ * them arrived. Spans waiting and in flight stay under `maxQueuedSpans`;
+ * a batch past it is refused (and counted as dropped by the caller).
+ */
+import { core } from '@opentelemetry/sdk-node';
+import type { SpanBatchExporter } from './otlp-exporter.js';
+import type { SpanBatch } from './span-record.js';
+
+type ExportResult = Parameters<Parameters<SpanBatchExporter['export']>[1]>[0];
+
+export interface ExportQueueSettings {
+  maxQueuedSpans: number;
+  exportBatchSpans: number;
+  exportDelayMs: number;
+}
+
+export interface ExportQueue {
+  /** Queues a batch of `spans` spans; false when the queue is full and the batch is dropped. */
+  add(batch: SpanBatch, spans: number): boolean;
+  /** Sends what waits and resolves when every request in flight has answered. */
+  flush(): Promise<void>;
+  /** Flushes, then closes the exporter. */
+  shutdown(): Promise<void>;
+}
+
+export function createExportQueue(exporter: SpanBatchExporter, settings: ExportQueueSettings, onResult: (result: ExportResult) => void): ExportQueue {
+  let pending: SpanBatch[] = [];
+  let pendingSpans = 0;
+  let inFlight = 0;
+  let timer: NodeJS.Timeout | undefined;
+
+  function exportPending(): void {
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      timer = undefined;
+    }
+    if (pendingSpans === 0) return;
+    const request = { batches: pending, spans: pendingSpans };
+    pending = [];
+    pendingSpans = 0;
+    inFlight += request.spans;
+    exporter.export(request, (result) => {
+      inFlight -= request.spans;
+      onResult(result);
+    });
+  }
+
+  return {
+    add(batch, spans) {
+      if (pendingSpans + inFlight + spans > settings.maxQueuedSpans) return false;
+      pending.push(batch);
+      pendingSpans += spans;
+      if (pendingSpans >= settings.exportBatchSpans) exportPending();
+      else timer ??= setTimeout(exportPending, settings.exportDelayMs).unref();
+      return true;
+    },
+    flush() {
+      exportPending();
+      return exporter.forceFlush();
+    },
+    shutdown() {
+      exportPending();
+      return exporter.shutdown();
+    },
+  };
+}
+
+export const exportSucceeded = (result: ExportResult): boolean => result.code === core.ExportResultCode.SUCCESS;
