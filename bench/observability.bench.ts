@@ -43,23 +43,31 @@ const GAME_TIMEOUT_MS = 60_000;
 const BUDGET = { full: 1.15, sampled: 1.05 } as const;
 
 /**
- * An OTLP/HTTP collector reduced to what the exporter needs: it reads each
- * export, counts its spans (each span has one `"spanId"` key in OTLP/JSON)
- * and answers an empty ExportTraceServiceResponse. `GET /stats` reports.
+ * An OTLP/HTTP collector reduced to what the exporters need: it reads each
+ * trace export (protobuf), counts its spans (decoding no further than the list of
+ * spans) and answers an empty ExportTraceServiceResponse. `GET /stats`
+ * reports.
  */
 const COLLECTOR = `
 const http = require('node:http');
-const KEY = Buffer.from('"spanId"');
+const protobuf = require('protobufjs');
+const f = (type, id) => ({ type, id, rule: 'repeated' });
+const Request = protobuf.Root.fromJSON({ nested: {
+  Request: { fields: { resourceSpans: f('ResourceSpans', 1) } },
+  ResourceSpans: { fields: { scopeSpans: f('ScopeSpans', 2) } },
+  ScopeSpans: { fields: { spans: f('bytes', 2) } },
+} }).lookupType('Request');
 let spans = 0, exports = 0;
 const server = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     if (req.method === 'GET') return res.end(JSON.stringify({ spans, exports }));
+    // Metric pushes (/v1/metrics) are answered and not counted.
+    if (req.url !== '/v1/traces') return res.writeHead(200, { 'content-type': req.headers['content-type'] }).end(req.headers['content-type'] === 'application/json' ? '{}' : undefined);
     exports++;
-    const body = Buffer.concat(chunks);
-    for (let at = body.indexOf(KEY); at !== -1; at = body.indexOf(KEY, at + KEY.length)) spans++;
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    for (const rs of Request.decode(Buffer.concat(chunks)).resourceSpans) for (const ss of rs.scopeSpans) spans += ss.spans.length;
+    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
   });
 });
 server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));

@@ -1,12 +1,11 @@
 /**
- * Span batches waiting to become OTLP export requests: a request goes as soon
+ * Chunks of encoded spans waiting to become OTLP export requests: a request goes as soon
  * as `exportBatchSpans` spans wait, or `exportDelayMs` after the first of
  * them arrived. Spans waiting and in flight stay under `maxQueuedSpans`;
- * a batch past it is refused (and counted as dropped by the caller).
+ * a chunk past it is refused (and counted as dropped by the caller).
  */
 import { core } from '@opentelemetry/sdk-node';
 import type { SpanBatchExporter } from './otlp-exporter.js';
-import type { SpanBatch } from './span-record.js';
 
 type ExportResult = Parameters<Parameters<SpanBatchExporter['export']>[1]>[0];
 
@@ -17,8 +16,8 @@ export interface ExportQueueSettings {
 }
 
 export interface ExportQueue {
-  /** Queues a batch of `spans` spans; false when the queue is full and the batch is dropped. */
-  add(batch: SpanBatch, spans: number): boolean;
+  /** Queues a chunk of `spans` spans; false when the queue is full and the chunk is dropped. */
+  add(chunk: Uint8Array, spans: number): boolean;
   /** Sends what waits and resolves when every request in flight has answered. */
   flush(): Promise<void>;
   /** Flushes, then closes the exporter. */
@@ -26,7 +25,7 @@ export interface ExportQueue {
 }
 
 export function createExportQueue(exporter: SpanBatchExporter, settings: ExportQueueSettings, onResult: (result: ExportResult) => void): ExportQueue {
-  let pending: SpanBatch[] = [];
+  let pending: Uint8Array[] = [];
   let pendingSpans = 0;
   let inFlight = 0;
   let timer: NodeJS.Timeout | undefined;
@@ -37,7 +36,7 @@ export function createExportQueue(exporter: SpanBatchExporter, settings: ExportQ
       timer = undefined;
     }
     if (pendingSpans === 0) return;
-    const request = { batches: pending, spans: pendingSpans };
+    const request = { chunks: pending, spans: pendingSpans };
     pending = [];
     pendingSpans = 0;
     inFlight += request.spans;
@@ -48,9 +47,9 @@ export function createExportQueue(exporter: SpanBatchExporter, settings: ExportQ
   }
 
   return {
-    add(batch, spans) {
+    add(chunk, spans) {
       if (pendingSpans + inFlight + spans > settings.maxQueuedSpans) return false;
-      pending.push(batch);
+      pending.push(chunk);
       pendingSpans += spans;
       if (pendingSpans >= settings.exportBatchSpans) exportPending();
       else timer ??= setTimeout(exportPending, settings.exportDelayMs).unref();

@@ -29,18 +29,19 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
-import { hrTimeToMs, writeAttributes, writeEventsAndLinks, writeHead, type RecordedEvent, type SpanBatch } from './span-record.js';
+import type { ProtoWriter } from './proto-writer.js';
+import { hrTimeToMs, writeSpan, type RecordedEvent } from './span-record.js';
 import { newSpanId } from './trace-ids.js';
 
 /** A finished span that writes itself into a batch when the queue gets to it. */
 export interface DeferredSpan {
-  writeTo(batch: SpanBatch): void;
+  writeTo(chunk: ProtoWriter): void;
 }
 
 /** Where a finished light span goes: the export queue (span-export.ts). */
 export interface SpanBatchSink {
-  /** The batch to append one span to, or undefined when the queue is full and the span is dropped. */
-  open(): SpanBatch | undefined;
+  /** The chunk to append one span to, or undefined when the queue is full and the span is dropped. */
+  open(): ProtoWriter | undefined;
   /** The span appended since `open` is complete. */
   commit(): void;
   /** Takes a finished span to write later in this turn of the event loop, after the work in progress. */
@@ -63,7 +64,6 @@ function epochMs(time: TimeInput | undefined): number {
   return hrTimeToMs(core.timeInputToHrTime(time));
 }
 
-const NONE: readonly never[] = [];
 
 export class LightSpan implements Span, ParentSpan, DeferredSpan {
   readonly spanId = newSpanId();
@@ -126,7 +126,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
     if (this.ended) return this;
     const isTime = typeof attributesOrTime === 'number' || attributesOrTime instanceof Date || Array.isArray(attributesOrTime);
     const attributes = isTime || attributesOrTime === undefined ? {} : (attributesOrTime as Attributes);
-    (this.events ??= []).push({ name, timeMs: epochMs(isTime ? (attributesOrTime as TimeInput) : time), attributes });
+    (this.events ??= []).push({ name, time: epochMs(isTime ? (attributesOrTime as TimeInput) : time), attributes });
     return this;
   }
 
@@ -182,22 +182,26 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
     this.sink.defer(this);
   }
 
-  writeTo(batch: SpanBatch): void {
-    writeHead(batch, {
-      name: this.name,
-      kind: this.kind,
-      traceId: this.parent.traceId,
-      spanId: this.spanId,
-      traceFlags: this.parent.traceFlags,
-      traceState: this.parent.traceState,
-      parentSpanId: this.parent.spanId,
-      parentIsRemote: false,
-      startMs: this.startMs,
-      endMs: this.endMs,
-      statusCode: this.statusCode,
-      statusMessage: this.statusMessage,
-    });
-    writeAttributes(batch, this.attributes);
-    writeEventsAndLinks(batch, this.events ?? NONE, this.links ?? NONE);
+  writeTo(chunk: ProtoWriter): void {
+    writeSpan(
+      chunk,
+      {
+        name: this.name,
+        kind: this.kind,
+        traceId: this.parent.traceId,
+        spanId: this.spanId,
+        traceFlags: this.parent.traceFlags,
+        traceState: this.parent.traceState,
+        parentSpanId: this.parent.spanId,
+        parentIsRemote: false,
+        start: this.startMs,
+        end: this.endMs,
+        statusCode: this.statusCode,
+        statusMessage: this.statusMessage,
+      },
+      this.attributes,
+      this.events,
+      this.links,
+    );
   }
 }

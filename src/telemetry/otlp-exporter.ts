@@ -8,12 +8,12 @@ import { Metadata } from '@grpc/grpc-js';
 import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
 import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
 import { convertLegacyOtlpGrpcOptions, createOtlpGrpcExportDelegate } from '@opentelemetry/otlp-grpc-exporter-base';
-import { JsonTraceSerializer, ProtobufTraceSerializer, type IExporterMetricsHelper, type ISerializer } from '@opentelemetry/otlp-transformer';
+import { ProtobufTraceSerializer, type IExporterMetricsHelper, type ISerializer } from '@opentelemetry/otlp-transformer';
 import { core, type tracing } from '@opentelemetry/sdk-node';
 import type { Clock } from '../../supervisors/index.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
-import { encodeJson, encodeProtobuf, type EncodingScope, type SpanBatches } from './otlp-span-encoding.js';
+import { createRequestEncoder, type EncodingScope, type SpanChunks } from './otlp-span-encoding.js';
 
 export type SpanExporter = tracing.SpanExporter;
 type ExportResult = Parameters<Parameters<SpanExporter['export']>[1]>[0];
@@ -33,32 +33,30 @@ export interface OtlpExporterOptions {
 
 /** Exports span batches as they are; the interface of OpenTelemetry's exporters, over our request type. */
 export interface SpanBatchExporter {
-  export(request: SpanBatches, done: (result: ExportResult) => void): void;
+  export(request: SpanChunks, done: (result: ExportResult) => void): void;
   forceFlush(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
-const COUNT_SPANS: IExporterMetricsHelper<SpanBatches> = { name: 'span', countItems: (request) => request.spans };
+const COUNT_SPANS: IExporterMetricsHelper<SpanChunks> = { name: 'span', countItems: (request) => request.spans };
 
 /**
  * OpenTelemetry's OTLP exporter (its HTTP or gRPC transport, timeouts,
- * retries and concurrency limit) with requests encoded straight from span
- * batches (otlp-span-encoding.ts); responses are read by its own serializers.
+ * retries and concurrency limit) sending requests built around chunks of
+ * encoded spans (otlp-span-encoding.ts): protobuf over both, as OTLP/HTTP's
+ * `application/x-protobuf`. Responses are read by OpenTelemetry's own
+ * serializer.
  */
 export function createSpanBatchExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions, encoding: EncodingScope): SpanBatchExporter {
-  if (endpoint.protocol === 'http') {
-    const serializer: ISerializer<SpanBatches, unknown> = {
-      serializeRequest: (request) => encodeJson(request, encoding),
-      deserializeResponse: (data) => JsonTraceSerializer.deserializeResponse(data),
-    };
-    const config = { url: endpoint.url, headers: { ...options.headers }, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY };
-    const http = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
-    return new OTLPExporterBase(createOtlpHttpExportDelegate(http, serializer, 'otlp_http_span_exporter', COUNT_SPANS, undefined));
-  }
-  const serializer: ISerializer<SpanBatches, unknown> = {
-    serializeRequest: (request) => encodeProtobuf(request, encoding),
+  const serializer: ISerializer<SpanChunks, unknown> = {
+    serializeRequest: createRequestEncoder(encoding),
     deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
   };
+  if (endpoint.protocol === 'http') {
+    const config = { url: endpoint.url, headers: { ...options.headers }, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY };
+    const http = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
+    return new OTLPExporterBase(createOtlpHttpExportDelegate(http, serializer, 'otlp_http_span_exporter', COUNT_SPANS, undefined));
+  }
   const metadata = new Metadata();
   for (const [name, value] of Object.entries(options.headers)) metadata.set(name.toLowerCase(), value);
   const grpc = convertLegacyOtlpGrpcOptions({ url: endpoint.url, metadata, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY }, 'TRACES');

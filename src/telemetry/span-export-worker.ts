@@ -1,12 +1,12 @@
 /**
- * The export thread (span-export.ts): collects the span batches the main
- * thread posts into export requests of about `exportBatchSpans` spans (or
- * whatever arrived within `exportDelayMs`), sends them with the OTLP
- * exporter, and reports each result back so the main thread logs failures.
- * Spans queued here and in flight stay under `maxQueuedSpans`; past it
- * arriving batches are dropped and the main thread told. The thread runs at
- * the lowest CPU priority. Flush and shutdown
- * requests are answered by id.
+ * The export thread (span-export.ts): collects the chunks of encoded spans
+ * the main thread posts into export requests of about `exportBatchSpans`
+ * spans (or whatever arrived within `exportDelayMs`), sends them with the
+ * OTLP exporter, and reports each result back so the main thread logs
+ * failures. Spans queued here and in flight stay under `maxQueuedSpans`;
+ * past it arriving chunks are dropped and the main thread told. The thread
+ * runs at the lowest CPU priority. Flush and shutdown requests are answered
+ * by id.
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -38,9 +38,9 @@ const queue = createExportQueue(exporter, init, (result) => {
 });
 
 port.on('message', (message: ToExportWorker) => {
-  if ('batch' in message) {
+  if ('chunk' in message) {
     send({ event: 'accepted', spans: message.spans });
-    if (!queue.add(message.batch, message.spans)) send({ event: 'dropped', spans: message.spans });
+    if (!queue.add(message.chunk, message.spans)) send({ event: 'dropped', spans: message.spans });
     return;
   }
   const answer = (): void => send({ event: 'done', id: message.id });

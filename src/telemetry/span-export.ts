@@ -1,21 +1,22 @@
 /**
- * The way finished spans leave the process. The main thread only appends
- * each sampled span to a batch of plain values (span-record.ts) and posts
- * full batches to an export thread (span-export-worker.ts), where the SDK's
- * `BatchSpanProcessor` and OTLP exporter build, serialize and send the
- * requests. Building and serializing OTLP took about a third of the main
- * thread at 50k spans a second; it now runs beside the agents' executor
- * threads instead of in front of them.
+ * The way finished spans leave the process. The main thread writes each
+ * sampled span as OTLP protobuf into a chunk of bytes (span-record.ts) and
+ * hands full chunks to an export thread (span-export-worker.ts) without
+ * copying them (the chunk's buffer is transferred); that thread wraps
+ * chunks into export requests (otlp-span-encoding.ts) and sends them with
+ * OpenTelemetry's OTLP exporter. The export thread has almost nothing to
+ * do, which matters as much as the main thread's share: on a two-core
+ * machine, a busy second core makes every wake-up of an executor thread
+ * slower (docs/observability.md, "Export and failure").
  *
  * Memory is bounded at each step: spans posted and not yet taken by the
- * export thread plus spans waiting in the batch stay under
- * `maxQueuedSpans`, and the export thread drops past the same bound when a
- * collector is slower than the server; drops are logged at most once a
- * minute.
+ * export thread plus spans in the open chunk stay under `maxQueuedSpans`,
+ * and the export thread drops past the same bound when a collector is
+ * slower than the server; drops are logged at most once a minute.
  *
- * With an exporter handed in (tests, benchmarks) the same batches are read
+ * With an exporter handed in (tests, benchmarks) the same chunks are read
  * back and handed to a processor on the main thread instead, so every span
- * still makes the round trip through its record.
+ * still makes the round trip through its bytes.
  */
 import type { Worker } from 'node:worker_threads';
 import type { Attributes } from '@opentelemetry/api';
@@ -25,13 +26,16 @@ import { siblingModule, startModuleWorker } from '../module-worker.js';
 import type { DeferredSpan, SpanBatchSink } from './light-span.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
-import { readSpans, type SpanBatch } from './span-record.js';
+import { ProtoWriter } from './proto-writer.js';
+import { readSpans } from './span-record.js';
 
 type ReadableSpan = tracing.ReadableSpan;
 type ExportResult = Parameters<Parameters<tracing.SpanExporter['export']>[1]>[0];
 
-/** Spans in a batch posted to the export thread; a partial batch goes after `POST_DELAY_MS`. */
-export const POST_BATCH_SPANS = 1024;
+/** Size of a chunk of encoded spans (about 800 message-path spans); a chunk goes to the export thread once it holds `POST_BYTES`. */
+export const CHUNK_BYTES = 256 * 1024;
+export const POST_BYTES = CHUNK_BYTES - 16 * 1024;
+/** A chunk that is not full goes after this long, copied to a buffer of its size. */
 export const POST_DELAY_MS = 100;
 /** A dropping queue is reported at most this often. */
 export const DROP_LOG_INTERVAL_MS = 60_000;
@@ -50,8 +54,8 @@ export interface ExportWorkerInit {
   exportDelayMs: number;
 }
 
-/** Main thread to export thread: a batch of spans, or a request answered by id. */
-export type ToExportWorker = { batch: SpanBatch; spans: number } | { request: 'flush' | 'shutdown'; id: number };
+/** Main thread to export thread: a chunk of encoded spans (its buffer transferred), or a request answered by id. */
+export type ToExportWorker = { chunk: Uint8Array; spans: number } | { request: 'flush' | 'shutdown'; id: number };
 /** Export thread to main thread. */
 export type FromExportWorker =
   | { event: 'accepted'; spans: number }
@@ -59,16 +63,16 @@ export type FromExportWorker =
   | { event: 'result'; ok: boolean; reason?: string }
   | { event: 'done'; id: number };
 
-/** Where posted batches go: the export thread, or a processor in this thread. */
+/** Where posted chunks go: the export thread, or a processor in this thread. */
 interface Delivery {
-  /** Takes `batch` (of `spans` spans); `accepted` is called with its count once the processor has it. */
-  deliver(batch: SpanBatch, spans: number): void;
+  /** Takes `chunk` (of `spans` spans), which is its own from now on; `accepted` is called with the count once the processor has it. */
+  deliver(chunk: Uint8Array, spans: number): void;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
 
 export interface SpanExport extends SpanBatchSink {
-  /** Posts what is batched and waits until the processor has exported it. Never rejects. */
+  /** Posts what is written and waits until the processor has exported it. Never rejects. */
   flush(): Promise<void>;
   /** Flushes, then stops; spans ended afterwards are dropped. Idempotent; never rejects. */
   shutdown(): Promise<void>;
@@ -89,7 +93,7 @@ interface DeliveryEvents {
 }
 
 function createSpanExport(delivery: Delivery, options: SpanExportOptions, connect: (events: DeliveryEvents) => void): SpanExport {
-  let batch: SpanBatch = [];
+  let chunk = new ProtoWriter(CHUNK_BYTES);
   let batched = 0;
   let posted = 0;
   let dropped = 0;
@@ -113,12 +117,19 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
       timer = undefined;
     }
     if (batched === 0) return;
-    const full = batch;
     const spans = batched;
-    batch = [];
+    let bytes: Uint8Array;
+    if (chunk.pos >= POST_BYTES) {
+      bytes = chunk.bytes.subarray(0, chunk.pos);
+      chunk = new ProtoWriter(CHUNK_BYTES);
+    } else {
+      // A partial chunk (a quiet server) leaves as a copy; the buffer is kept for the next spans.
+      bytes = chunk.finish();
+      chunk.pos = 0;
+    }
     batched = 0;
     posted += spans;
-    delivery.deliver(full, spans);
+    delivery.deliver(bytes, spans);
   }
 
   function drop(spans = 1): undefined {
@@ -133,14 +144,14 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
     return undefined;
   }
 
-  function open(): SpanBatch | undefined {
+  function open(): ProtoWriter | undefined {
     if (stopped !== undefined || posted + batched >= options.maxQueuedSpans) return drop();
-    return batch;
+    return chunk;
   }
 
   function commit(): void {
     batched += 1;
-    if (batched >= POST_BATCH_SPANS) post();
+    if (chunk.pos >= POST_BYTES) post();
     else if (timer === undefined) timer = setTimeout(post, POST_DELAY_MS).unref();
   }
 
@@ -194,8 +205,8 @@ export function createInThreadSpanExport(
   let events: DeliveryEvents | undefined;
   return createSpanExport(
     {
-      deliver(batch, spans) {
-        for (const span of readSpans(batch, resource, scope)) processor.onEnd(span);
+      deliver(bytes, spans) {
+        for (const span of readSpans(bytes, resource, scope)) processor.onEnd(span);
         events?.accepted(spans);
       },
       flush: () => processor.forceFlush(),
@@ -210,7 +221,7 @@ export function createInThreadSpanExport(
 
 /**
  * Spans exported from the export thread. The thread starts with the first
- * batch, so a server that never samples a span never starts it. `report`
+ * chunk, so a server that never samples a span never starts it. `report`
  * gets the result of every export request (otlp-exporter.ts logs failures).
  */
 export function createThreadSpanExport(init: ExportWorkerInit, report: (result: ExportResult) => void, options: SpanExportOptions): SpanExport {
@@ -269,10 +280,10 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
 
   return createSpanExport(
     {
-      deliver(batch, spans) {
+      deliver(bytes, spans) {
         const target = thread();
         if (target === undefined) events?.accepted(spans);
-        else target.postMessage({ batch, spans } satisfies ToExportWorker);
+        else target.postMessage({ chunk: bytes, spans } satisfies ToExportWorker, [bytes.buffer as ArrayBuffer]);
       },
       flush: () => request('flush'),
       async shutdown() {

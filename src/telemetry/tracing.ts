@@ -167,9 +167,9 @@ function recordingProcessor(queue: SpanExport): tracing.SpanProcessor {
     onStart: () => undefined,
     onEnd(span) {
       if ((span.spanContext().traceFlags & TraceFlags.SAMPLED) === 0) return;
-      const batch = queue.open();
-      if (batch === undefined) return;
-      writeReadableSpan(batch, span);
+      const chunk = queue.open();
+      if (chunk === undefined) return;
+      writeReadableSpan(chunk, span);
       queue.commit();
     },
     forceFlush: () => queue.flush(),

@@ -1,8 +1,8 @@
 /**
  * Test collectors: real servers on 127.0.0.1 that accept OTLP trace exports
  * the way a collector does and keep the spans, flattened.
- * - OTLP/HTTP: POST /v1/traces, JSON (what exporter-trace-otlp-http sends)
- *   or protobuf (decoded with the declaration below).
+ * - OTLP/HTTP: POST /v1/traces, protobuf (what svc sends, decoded with the
+ *   declaration below) or JSON.
  * - OTLP/gRPC: TraceService/Export, protobuf.
  * The protobuf declaration is our own minimal subset of the OTLP trace
  * messages (opentelemetry-proto, trace/v1 and collector/trace/v1): only the

@@ -1,82 +1,60 @@
 /**
- * The OTLP requests written straight from span batches are the requests
- * OpenTelemetry's own serializers write for the same spans: JSON compared
- * parsed, protobuf compared decoded with the full trace schema below.
+ * The OTLP requests svc writes from its span chunks are the requests
+ * OpenTelemetry's own protobuf serializer writes for the same spans: both
+ * decoded with the full trace schema below and compared.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SpanKind, SpanStatusCode, TraceFlags, type Attributes } from '@opentelemetry/api';
-import { JsonTraceSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
-import { resources } from '@opentelemetry/sdk-node';
+import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes } from '@opentelemetry/api';
+import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import protobuf from 'protobufjs';
-import { encodeJson, encodeProtobuf, type SpanBatches } from '../../src/telemetry/otlp-span-encoding.js';
-import { readSpans, writeAttributes, writeEventsAndLinks, writeHead, type SpanBatch } from '../../src/telemetry/span-record.js';
+import { createRequestEncoder } from '../../src/telemetry/otlp-span-encoding.js';
+import { ProtoWriter } from '../../src/telemetry/proto-writer.js';
+import { hrTimeToMs, readSpans, writeReadableSpan } from '../../src/telemetry/span-record.js';
 
-const RESOURCE: Attributes = { 'service.name': 'svc', 'service.version': '1.2.3', 'process.pid': 4242, ratio: 0.5 };
+const RESOURCE: Attributes = { 'service.name': 'svc', 'service.version': '1.2.3', 'process.pid': 4242, ratio: 0.5, 'host.name': 'nœud' };
 const SCOPE = { name: 'svc', version: '1.2.3' };
 
-/** Spans covering every field: roots and children, remote parents, trace state, events, links, every attribute type. */
-function batches(): SpanBatch[] {
-  const first: SpanBatch = [];
-  writeHead(first, {
-    name: 'svc.api.deploy_agent',
-    kind: SpanKind.SERVER,
+/** Spans covering every field: a remote parent with trace state, children, events, links, every attribute type, times to the nanosecond. */
+async function sdkSpans(): Promise<sdk.ReadableSpan[]> {
+  const exporter = new sdk.InMemorySpanExporter();
+  const provider = new sdk.BasicTracerProvider({ resource: resources.resourceFromAttributes(RESOURCE), spanProcessors: [new sdk.SimpleSpanProcessor(exporter)] });
+  const tracer = provider.getTracer(SCOPE.name, SCOPE.version);
+  const remote = trace.setSpanContext(ROOT_CONTEXT, {
     traceId: '0af7651916cd43dd8448eb211c80319c',
     spanId: 'b7ad6b7169203331',
     traceFlags: TraceFlags.SAMPLED,
-    traceState: 'vendor=a,other=b',
-    parentSpanId: '',
-    parentIsRemote: false,
-    startMs: 1_763_700_000_123.456,
-    endMs: 1_763_700_000_125.5,
-    statusCode: SpanStatusCode.ERROR,
-    statusMessage: 'failed: "quoted" \\ and \n newline',
+    traceState: createTraceState('vendor=a,other=b'),
+    isRemote: true,
   });
-  writeAttributes(first, { text: 'ünïcödé \u2028', int: 42, negative: -7, big: 2 ** 40, double: 1.25, yes: true, no: false, words: ['a', 'b'], numbers: [1, 2.5], none: [] }, 3);
-  writeEventsAndLinks(
-    first,
-    [{ name: 'exception', timeMs: 1_763_700_000_124.001, attributes: { 'exception.message': 'boom' }, droppedAttributesCount: 1 }],
-    [{ context: { traceId: 'f'.repeat(32), spanId: 'e'.repeat(16), traceFlags: TraceFlags.NONE, isRemote: true }, attributes: { why: 'retry' } }],
-    2,
-    1,
+  const start: [number, number] = [1_763_700_000, 123_456_789];
+  const api = tracer.startSpan(
+    'svc.api.deploy_agent',
+    {
+      kind: SpanKind.SERVER,
+      startTime: start,
+      attributes: { text: 'ünïcödé \u2028 "quoted"', int: 42, negative: -7, big: 2 ** 40, double: 1.25, yes: true, no: false, words: ['a', 'b'], numbers: [1, 2.5], none: [] },
+    },
+    remote,
   );
-  const second: SpanBatch = [];
-  for (let i = 0; i < 3; i++) {
-    writeHead(second, {
-      name: i === 0 ? 'svc.messages.send' : 'svc.agent.execute',
-      kind: i === 0 ? SpanKind.PRODUCER : SpanKind.CONSUMER,
-      traceId: '0af7651916cd43dd8448eb211c80319c',
-      spanId: `00000000000000a${i}`,
-      traceFlags: TraceFlags.SAMPLED,
-      traceState: '',
-      parentSpanId: i === 0 ? 'b7ad6b7169203331' : `00000000000000a${i - 1}`,
-      parentIsRemote: i === 0,
-      startMs: 1_763_700_000_200 + i,
-      endMs: 1_763_700_000_200.000_5 + i,
-      statusCode: SpanStatusCode.UNSET,
-      statusMessage: '',
-    });
-    writeAttributes(second, { 'svc.message.id': `01JD${i}`, 'svc.execution.fuel_used': 1234 * i });
-    writeEventsAndLinks(second, [], []);
+  api.addEvent('checkpoint', { step: 2 }, [1_763_700_000, 200_000_001]);
+  api.recordException(new Error('boom'), [1_763_700_000, 300_000_000]);
+  api.addLink({ context: { traceId: 'f'.repeat(32), spanId: 'e'.repeat(16), traceFlags: TraceFlags.NONE, isRemote: true }, attributes: { why: 'retry' } });
+  api.setStatus({ code: SpanStatusCode.ERROR, message: 'failed: "quoted" \\ and \n newline' });
+  const parent = trace.setSpan(ROOT_CONTEXT, api);
+  for (const [i, kind] of [SpanKind.PRODUCER, SpanKind.CONSUMER, SpanKind.INTERNAL, SpanKind.CLIENT].entries()) {
+    const child = tracer.startSpan(`child-${i}`, { kind, startTime: [1_763_700_001, i], attributes: { 'svc.message.id': `01JD${i}` } }, parent);
+    child.setStatus({ code: i === 0 ? SpanStatusCode.OK : SpanStatusCode.UNSET });
+    child.end([1_763_700_001, 999_999_999]);
   }
-  return [first, second];
+  api.end([1_763_700_002, 5]);
+  const root = tracer.startSpan('root', { startTime: [1, 0] });
+  root.end([2, 0]);
+  const spans = exporter.getFinishedSpans();
+  await provider.shutdown();
+  return spans;
 }
-
-function request(): SpanBatches {
-  const list = batches();
-  return { batches: list, spans: 4 };
-}
-
-function libraryInput() {
-  const resource = resources.resourceFromAttributes(RESOURCE);
-  return batches().flatMap((batch) => readSpans(batch, resource, SCOPE));
-}
-
-test('JSON: the same request as OpenTelemetry JsonTraceSerializer writes', () => {
-  const ours = JSON.parse(Buffer.from(encodeJson(request(), { resourceAttributes: RESOURCE, scope: SCOPE })).toString('utf8')) as unknown;
-  const theirs = JSON.parse(Buffer.from(JsonTraceSerializer.serializeRequest(libraryInput())!).toString('utf8')) as unknown;
-  assert.deepEqual(ours, theirs);
-});
 
 const f = (type: string, id: number, repeated = false) => (repeated ? { type, id, rule: 'repeated' } : { type, id });
 
@@ -133,16 +111,62 @@ function decode(bytes: Uint8Array): unknown {
   return TRACE_SCHEMA.toObject(TRACE_SCHEMA.decode(bytes), { longs: String, bytes: String, defaults: true, arrays: true });
 }
 
-test('protobuf: the same request as OpenTelemetry ProtobufTraceSerializer writes', () => {
-  const ours = decode(encodeProtobuf(request(), { resourceAttributes: RESOURCE, scope: SCOPE }));
-  const theirs = decode(ProtobufTraceSerializer.serializeRequest(libraryInput())!);
-  assert.deepEqual(ours, theirs);
+/** Our request for `spans`, written over two chunks as the export thread receives them. */
+function ours(spans: readonly sdk.ReadableSpan[]): Uint8Array {
+  const chunks = [spans.slice(0, 2), spans.slice(2)].map((part) => {
+    const writer = new ProtoWriter(64);
+    for (const span of part) writeReadableSpan(writer, span);
+    return writer.finish();
+  });
+  return createRequestEncoder({ resourceAttributes: RESOURCE, scope: SCOPE })({ chunks, spans: spans.length });
+}
+
+test('the request is the one OpenTelemetry ProtobufTraceSerializer writes for the same spans', async () => {
+  const spans = await sdkSpans();
+  assert.equal(spans.length, 6);
+  assert.deepEqual(decode(ours(spans)), decode(ProtobufTraceSerializer.serializeRequest(spans)!));
 });
 
 test('an empty request is a valid request with no spans', () => {
-  const empty = { batches: [], spans: 0 };
-  const json = JSON.parse(Buffer.from(encodeJson(empty, { resourceAttributes: RESOURCE, scope: SCOPE })).toString('utf8')) as { resourceSpans: { scopeSpans: { spans: unknown[] }[] }[] };
-  assert.deepEqual(json.resourceSpans[0]?.scopeSpans[0]?.spans, []);
-  const decoded = decode(encodeProtobuf(empty, { resourceAttributes: RESOURCE, scope: SCOPE })) as { resourceSpans: { scopeSpans: { spans: unknown[] }[] }[] };
+  const empty = createRequestEncoder({ resourceAttributes: RESOURCE, scope: SCOPE })({ chunks: [], spans: 0 });
+  const decoded = decode(empty) as { resourceSpans: { scopeSpans: { spans: unknown[]; scope: { name: string } }[] }[] };
   assert.deepEqual(decoded.resourceSpans[0]?.scopeSpans[0]?.spans, []);
+  assert.equal(decoded.resourceSpans[0]?.scopeSpans[0]?.scope.name, 'svc');
+});
+
+test('a chunk reads back into the spans that were written, to the nanosecond', async () => {
+  const spans = await sdkSpans();
+  const writer = new ProtoWriter(16);
+  for (const span of spans) writeReadableSpan(writer, span);
+  const resource = resources.resourceFromAttributes(RESOURCE);
+  const back = readSpans(writer.finish(), resource, SCOPE);
+  assert.equal(back.length, spans.length);
+  for (const [i, copy] of back.entries()) {
+    const original = spans[i]!;
+    assert.equal(copy.name, original.name);
+    assert.equal(copy.kind, original.kind);
+    assert.deepEqual(copy.spanContext().traceId, original.spanContext().traceId);
+    assert.equal(copy.spanContext().spanId, original.spanContext().spanId);
+    assert.equal(copy.spanContext().traceState?.serialize(), original.spanContext().traceState?.serialize());
+    assert.equal(copy.parentSpanContext?.spanId, original.parentSpanContext?.spanId);
+    assert.deepEqual(copy.startTime, original.startTime);
+    assert.deepEqual(copy.endTime, original.endTime);
+    assert.deepEqual(copy.attributes, original.attributes);
+    assert.deepEqual(copy.status, original.status.message === undefined ? { code: original.status.code } : original.status);
+    assert.deepEqual(copy.events.map((e) => [e.name, e.time, e.attributes]), original.events.map((e) => [e.name, e.time, e.attributes]));
+    assert.deepEqual(copy.links.map((l) => [l.context.spanId, l.attributes]), original.links.map((l) => [l.context.spanId, l.attributes]));
+    assert.equal(copy.resource, resource);
+  }
+  for (const [i, copy] of back.entries()) assert.equal(copy.parentSpanContext?.isRemote === true, spans[i]!.parentSpanContext?.isRemote === true);
+  assert.equal(back.find((s) => s.name === 'svc.api.deploy_agent')?.parentSpanContext?.isRemote, true, 'a remote parent stays remote');
+  assert.ok(Math.abs(hrTimeToMs(back[0]!.startTime) - hrTimeToMs(spans[0]!.startTime)) < 1e-6);
+});
+
+test('a damaged chunk is refused, not read as a wrong span', async () => {
+  const writer = new ProtoWriter(16);
+  for (const span of await sdkSpans()) writeReadableSpan(writer, span);
+  const bytes = writer.finish();
+  const resource = resources.resourceFromAttributes({});
+  assert.throws(() => readSpans(bytes.subarray(0, bytes.length - 3), resource, SCOPE), /ends inside a span/);
+  assert.throws(() => readSpans(Uint8Array.of(0x08, 0x01), resource, SCOPE), /unexpected field key/);
 });

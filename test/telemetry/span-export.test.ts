@@ -1,8 +1,8 @@
 /**
- * The export path of spans: records (span-record.ts), light spans
- * (light-span.ts) and the bounded queue in front of the processor
- * (span-export.ts), in this thread and through the export thread to a real
- * OTLP receiver.
+ * The export path of spans: light spans (light-span.ts) and the bounded
+ * queue in front of the processor (span-export.ts), in this thread and
+ * through the export thread to a real OTLP receiver. The encoding itself is
+ * tested in otlp-span-encoding.test.ts.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -10,8 +10,8 @@ import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceF
 import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import type { ParentSpan } from '../../src/telemetry/light-span.js';
-import { createInThreadSpanExport, POST_BATCH_SPANS } from '../../src/telemetry/span-export.js';
-import { hrTimeToMs, readSpans, writeReadableSpan, type SpanBatch } from '../../src/telemetry/span-record.js';
+import { createInThreadSpanExport, POST_BYTES, POST_DELAY_MS } from '../../src/telemetry/span-export.js';
+import { hrTimeToMs, writeReadableSpan } from '../../src/telemetry/span-record.js';
 import { SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
 import { startHttpReceiver } from './otlp-receiver.js';
@@ -43,46 +43,6 @@ async function richSdkSpan(): Promise<sdk.ReadableSpan> {
   await provider.shutdown();
   return finished;
 }
-
-test('a record reads back as the span the SDK finished: ids, parent, times, attributes, events, links, status', async () => {
-  const original = await richSdkSpan();
-  const batch: SpanBatch = [];
-  writeReadableSpan(batch, original);
-  writeReadableSpan(batch, original);
-  const resource = resources.resourceFromAttributes({ 'service.name': 'x' });
-  const scope = { name: 'svc', version: '9.9.9' };
-  const copies = readSpans(batch, resource, scope);
-  assert.equal(copies.length, 2);
-  const copy = copies[0]!;
-  assert.equal(copy.name, original.name);
-  assert.equal(copy.kind, SpanKind.SERVER);
-  assert.deepEqual(copy.spanContext().traceId, original.spanContext().traceId);
-  assert.equal(copy.spanContext().spanId, original.spanContext().spanId);
-  assert.equal(copy.spanContext().traceFlags, TraceFlags.SAMPLED);
-  assert.equal(copy.spanContext().traceState?.serialize(), 'vendor=1');
-  assert.equal(parentOf(copy), SAMPLED.spanId);
-  assert.equal(copy.parentSpanContext?.isRemote, true);
-  assert.ok(Math.abs(hrTimeToMs(copy.startTime) - hrTimeToMs(original.startTime)) < 0.001, 'start within 1 µs');
-  assert.ok(Math.abs(hrTimeToMs(copy.endTime) - hrTimeToMs(original.endTime)) < 0.001, 'end within 1 µs');
-  assert.deepEqual(copy.attributes, { text: 'a\tb\nc', count: 3, ok: true, list: ['x', 'y'] });
-  assert.deepEqual(copy.events.map((e) => e.name), ['checkpoint', 'exception']);
-  assert.deepEqual(copy.events[0]!.attributes, { step: 2 });
-  assert.equal(copy.events[1]!.attributes?.['exception.message'], 'boom');
-  assert.equal(copy.links.length, 1);
-  assert.equal(copy.links[0]!.context.spanId, 'e'.repeat(16));
-  assert.deepEqual(copy.links[0]!.attributes, { why: 'retry' });
-  assert.deepEqual(copy.status, { code: SpanStatusCode.ERROR, message: 'failed' });
-  assert.equal(copy.resource, copies[1]!.resource, 'one resource object for the batch');
-  assert.equal(copy.instrumentationScope, scope);
-});
-
-test('a truncated batch is refused, not read as a wrong span', async () => {
-  const batch: SpanBatch = [];
-  writeReadableSpan(batch, await richSdkSpan());
-  const resource = resources.resourceFromAttributes({});
-  assert.throws(() => readSpans(batch.slice(0, batch.length - 1), resource, { name: 'svc' }), /ends inside a span/);
-  assert.throws(() => readSpans([1, ...batch.slice(1)], resource, { name: 'svc' }), /expected a string/);
-});
 
 test('a light span under a sampled parent is exported like an SDK span; under an unsampled one it is not made', async () => {
   const { tracing, spans } = memoryTracing();
@@ -165,21 +125,24 @@ test('the queue holds at most maxQueuedSpans, drops the rest, and says so once p
   assert.equal(queue.open(), undefined, 'nothing after shutdown');
 });
 
-test(`a full batch of ${POST_BATCH_SPANS} spans goes to the processor at once, a partial one after a short delay`, async () => {
+test('a chunk that fills goes to the processor at once, a partial one after a short delay', async () => {
   const exporter = new sdk.InMemorySpanExporter();
   const clock = createSimulatedClock();
-  const queue = createInThreadSpanExport(new sdk.SimpleSpanProcessor(exporter), resources.resourceFromAttributes({}), { name: 'svc' }, { maxQueuedSpans: 4096, clock });
+  const queue = createInThreadSpanExport(new sdk.SimpleSpanProcessor(exporter), resources.resourceFromAttributes({}), { name: 'svc' }, { maxQueuedSpans: 100_000, clock });
   const original = await richSdkSpan();
+  let written = 0;
   const add = () => {
     writeReadableSpan(queue.open()!, original);
     queue.commit();
+    written += 1;
   };
-  for (let i = 0; i < POST_BATCH_SPANS; i++) add();
-  assert.equal(exporter.getFinishedSpans().length, POST_BATCH_SPANS);
+  while (exporter.getFinishedSpans().length === 0) add();
+  assert.equal(exporter.getFinishedSpans().length, written, 'the full chunk went with its last span');
+  assert.ok(written > 100 && written < POST_BYTES / 100, `${written} spans of about 900 bytes filled the chunk`);
   add();
-  assert.equal(exporter.getFinishedSpans().length, POST_BATCH_SPANS, 'a partial batch waits');
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  assert.equal(exporter.getFinishedSpans().length, POST_BATCH_SPANS + 1, 'and goes within the delay');
+  assert.equal(exporter.getFinishedSpans().length, written - 1, 'a partial chunk waits');
+  await new Promise((resolve) => setTimeout(resolve, POST_DELAY_MS * 3));
+  assert.equal(exporter.getFinishedSpans().length, written, 'and goes within the delay');
   await queue.shutdown();
 });
 

@@ -42,19 +42,22 @@ async function assertDeployTree(receiver: Receiver, version: string): Promise<vo
   }
 }
 
-test('OTLP/HTTP: the deploy span tree arrives as JSON with names, parents and resource attributes', async () => {
+test('OTLP/HTTP: the deploy span tree arrives as protobuf with names, parents and resource attributes', async () => {
   const receiver = await startHttpReceiver();
   const tracing = createTracing(
     tracingConfig({ otlp_endpoint: receiver.url, service_name: 'svc-under-test', deployment_environment: 'staging', otlp_headers: { 'x-tenant': 't1' } }),
     { serviceVersion: '1.2.3' },
   );
-  assert.equal(tracing.exporting, true);
-  await deploy(tracing);
-  await tracing.flush();
-  await assertDeployTree(receiver, '1.2.3');
-  assert.ok(receiver.contentTypes.every((type) => type.startsWith('application/json')));
-  await tracing.shutdown();
-  await receiver.close();
+  try {
+    assert.equal(tracing.exporting, true);
+    await deploy(tracing);
+    await tracing.flush();
+    await assertDeployTree(receiver, '1.2.3');
+    assert.ok(receiver.contentTypes.length > 0 && receiver.contentTypes.every((type) => type === 'application/x-protobuf'), receiver.contentTypes.join());
+  } finally {
+    await tracing.shutdown();
+    await receiver.close();
+  }
 });
 
 test('OTLP/gRPC: the same tree arrives over grpc://, service_version from the config', async () => {

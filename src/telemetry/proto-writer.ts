@@ -1,0 +1,176 @@
+/**
+ * A protobuf writer over one growable byte buffer, made for writing OTLP
+ * spans on the message path: no per-field objects (protobufjs's writer
+ * allocates one per field), ASCII strings and hex ids copied byte by byte,
+ * nested messages either sized up front or framed with a reserved length.
+ *
+ * Wire format (https://protobuf.dev/programming-guides/encoding/): a field
+ * is a varint key `(number << 3) | wire type` (0 varint, 1 fixed64,
+ * 2 length-delimited, 5 fixed32) followed by its value.
+ */
+
+/** Bytes reserved for the length of a message whose size is not known before it is written: up to 2 MiB. */
+const RESERVED_LENGTH_BYTES = 3;
+const MAX_RESERVED_LENGTH = 2 ** 21 - 1;
+const TWO_32 = 2 ** 32;
+const TWO_16 = 2 ** 16;
+
+export const WIRE = { varint: 0, fixed64: 1, bytes: 2, fixed32: 5 } as const;
+
+export function varintSize(value: number): number {
+  if (value < 0x80) return 1;
+  if (value < 0x4000) return 2;
+  if (value < 0x200000) return 3;
+  if (value < 0x10000000) return 4;
+  let size = 5;
+  for (let rest = Math.floor(value / 2 ** 35); rest > 0; rest = Math.floor(rest / 128)) size += 1;
+  return size;
+}
+
+/** UTF-8 size of `text`; ASCII text (ids, names, types) is its length. */
+export function utf8Size(text: string): number {
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) >= 0x80) return Buffer.byteLength(text, 'utf8');
+  return text.length;
+}
+
+const HEX = new Int8Array(128).fill(-1);
+for (let i = 0; i < 10; i++) HEX[48 + i] = i;
+for (let i = 0; i < 6; i++) {
+  HEX[97 + i] = 10 + i;
+  HEX[65 + i] = 10 + i;
+}
+
+export class ProtoWriter {
+  bytes: Uint8Array;
+  pos = 0;
+  private view: DataView;
+
+  constructor(initialBytes: number) {
+    this.bytes = new Uint8Array(initialBytes);
+    this.view = new DataView(this.bytes.buffer);
+  }
+
+  /** Makes room for `n` more bytes. */
+  ensure(n: number): void {
+    if (this.pos + n <= this.bytes.length) return;
+    const grown = new Uint8Array(Math.max(this.bytes.length * 2, this.pos + n));
+    grown.set(this.bytes.subarray(0, this.pos));
+    this.bytes = grown;
+    this.view = new DataView(grown.buffer);
+  }
+
+  varint(value: number): void {
+    this.ensure(10);
+    let rest = value;
+    while (rest >= 0x80) {
+      this.bytes[this.pos++] = (rest % 0x80) | 0x80;
+      rest = Math.floor(rest / 0x80);
+    }
+    this.bytes[this.pos++] = rest;
+  }
+
+  key(field: number, wire: number): void {
+    this.varint(field * 8 + wire);
+  }
+
+  /** An int64 field value: negative numbers take ten bytes (two's complement), as protobuf writes them. */
+  int64(value: number): void {
+    if (value >= 0) {
+      this.varint(value);
+      return;
+    }
+    let rest = BigInt.asUintN(64, BigInt(value));
+    this.ensure(10);
+    while (rest >= 0x80n) {
+      this.bytes[this.pos++] = Number(rest & 0x7fn) | 0x80;
+      rest >>= 7n;
+    }
+    this.bytes[this.pos++] = Number(rest);
+  }
+
+  fixed32(value: number): void {
+    this.ensure(4);
+    this.view.setUint32(this.pos, value >>> 0, true);
+    this.pos += 4;
+  }
+
+  double(value: number): void {
+    this.ensure(8);
+    this.view.setFloat64(this.pos, value, true);
+    this.pos += 8;
+  }
+
+  /** A fixed64 of nanoseconds since the epoch, from whole seconds and nanoseconds (exact, without BigInt). */
+  fixed64Time(seconds: number, nanos: number): void {
+    // seconds × 1e9 + nanos = high × 2^32 + low, with every intermediate below 2^53.
+    const upper = Math.floor(seconds / TWO_16);
+    const lower = seconds - upper * TWO_16;
+    const upperProduct = upper * 1e9;
+    const upperHigh = Math.floor(upperProduct / TWO_16);
+    let low = (upperProduct - upperHigh * TWO_16) * TWO_16 + lower * 1e9 + nanos;
+    const carry = Math.floor(low / TWO_32);
+    low -= carry * TWO_32;
+    this.ensure(8);
+    this.view.setUint32(this.pos, low, true);
+    this.view.setUint32(this.pos + 4, upperHigh + carry, true);
+    this.pos += 8;
+  }
+
+  /** The bytes of `text` in UTF-8, whose size (`utf8Size`) is `size`. */
+  utf8(text: string, size: number): void {
+    this.ensure(size);
+    if (size === text.length) {
+      for (let i = 0; i < size; i++) this.bytes[this.pos + i] = text.charCodeAt(i);
+    } else {
+      new TextEncoder().encodeInto(text, this.bytes.subarray(this.pos, this.pos + size));
+    }
+    this.pos += size;
+  }
+
+  /** A length-delimited string field. */
+  stringField(field: number, text: string): void {
+    const size = utf8Size(text);
+    this.key(field, WIRE.bytes);
+    this.varint(size);
+    this.utf8(text, size);
+  }
+
+  /** A bytes field holding the bytes that lowercase or uppercase hex `hex` spells. */
+  hexField(field: number, hex: string): void {
+    const size = hex.length >> 1;
+    this.key(field, WIRE.bytes);
+    this.varint(size);
+    this.ensure(size);
+    for (let i = 0; i < size; i++) this.bytes[this.pos + i] = (HEX[hex.charCodeAt(2 * i)]! << 4) | HEX[hex.charCodeAt(2 * i + 1)]!;
+    this.pos += size;
+  }
+
+  /** Opens a nested message of unknown size as field `field`; `end` with the answer closes it. */
+  begin(field: number): number {
+    this.key(field, WIRE.bytes);
+    this.ensure(RESERVED_LENGTH_BYTES);
+    this.pos += RESERVED_LENGTH_BYTES;
+    return this.pos;
+  }
+
+  end(start: number): void {
+    const length = this.pos - start;
+    if (length > MAX_RESERVED_LENGTH) throw new RangeError(`nested message of ${length} bytes is over ${MAX_RESERVED_LENGTH}`);
+    const size = varintSize(length);
+    const at = start - RESERVED_LENGTH_BYTES;
+    if (size < RESERVED_LENGTH_BYTES) {
+      this.bytes.copyWithin(at + size, start, this.pos);
+      this.pos -= RESERVED_LENGTH_BYTES - size;
+    }
+    let rest = length;
+    for (let i = 0; i < size; i++) {
+      this.bytes[at + i] = i === size - 1 ? rest : (rest % 0x80) | 0x80;
+      rest = Math.floor(rest / 0x80);
+    }
+  }
+
+  /** What has been written, copied into a buffer of its own. */
+  finish(): Uint8Array {
+    return this.bytes.slice(0, this.pos);
+  }
+}
