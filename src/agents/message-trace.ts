@@ -18,10 +18,10 @@
  * (as with the SDK's `ParentBased` sampler), so nothing that would have
  * been exported is lost.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Context, type Span, type SpanContext } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attributes, type Context, type Span, type SpanContext } from '@opentelemetry/api';
 import type { Message } from '../bus/message.js';
 import type { ExecutionResult } from '../sandbox/types.js';
-import { LightSpan, type ParentSpan } from '../telemetry/light-span.js';
+import { LightSpan, type AttributeList, type ParentSpan } from '../telemetry/light-span.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import { extractMessageMetadata, injectMessageMetadata, TRACEPARENT, TRACESTATE } from '../telemetry/trace-context.js';
 import type { Tracing } from '../telemetry/tracing.js';
@@ -56,14 +56,27 @@ export interface MessageTrace {
   messageContext(message: Message): Context;
 }
 
-function sendAttributes(message: Message) {
-  return {
-    [SPAN_ATTRIBUTES.messageId]: message.message_id,
-    [SPAN_ATTRIBUTES.messageType]: message.message_type,
-    [SPAN_ATTRIBUTES.messageSender]: message.sender,
-    [SPAN_ATTRIBUTES.messageReceiver]: message.receiver,
-    [SPAN_ATTRIBUTES.conversationId]: message.conversation_id,
-  };
+/** The attributes of a message's `svc.messages.send` span, key then value. */
+function sendAttributes(message: Message): AttributeList {
+  return [
+    SPAN_ATTRIBUTES.messageId,
+    message.message_id,
+    SPAN_ATTRIBUTES.messageType,
+    message.message_type,
+    SPAN_ATTRIBUTES.messageSender,
+    message.sender,
+    SPAN_ATTRIBUTES.messageReceiver,
+    message.receiver,
+    SPAN_ATTRIBUTES.conversationId,
+    message.conversation_id,
+  ];
+}
+
+function sendAttributeObject(message: Message): Attributes {
+  const list = sendAttributes(message);
+  const attributes: Attributes = {};
+  for (let i = 0; i < list.length; i += 2) attributes[list[i] as string] = list[i + 1];
+  return attributes;
 }
 
 /** Removes the keys only when present: `delete` of a missing key would still turn the object into a slow dictionary. */
@@ -135,7 +148,7 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
       const caller = trace.getSpanContext(parent);
       if (caller === undefined || !trace.isSpanContextValid(caller)) {
         // Outside any trace, a span starts one; the sampler decides whether it is recorded.
-        const root = tracing.startSpan(SPANS.messagesSend, tracing.exporting ? sendAttributes(message) : {}, { parent, kind: SpanKind.PRODUCER });
+        const root = tracing.startSpan(SPANS.messagesSend, tracing.exporting ? sendAttributeObject(message) : {}, { parent, kind: SpanKind.PRODUCER });
         return routeInSpan(message, root, route);
       }
       const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parentOfContext(caller), sendAttributes(message));
@@ -164,13 +177,16 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
 
     startExecution(agentId, message) {
       if (!tracing.exporting || unsampled(message.metadata[TRACEPARENT])) return undefined;
+      const parent = messageParent(message.metadata);
+      if (parent !== undefined) {
+        const list = [SPAN_ATTRIBUTES.agentId, agentId, SPAN_ATTRIBUTES.messageId, message.message_id, SPAN_ATTRIBUTES.messageType, message.message_type];
+        return tracing.startLightSpan(SPANS.agentExecute, SpanKind.CONSUMER, parent, list);
+      }
       const attributes = {
         [SPAN_ATTRIBUTES.agentId]: agentId,
         [SPAN_ATTRIBUTES.messageId]: message.message_id,
         [SPAN_ATTRIBUTES.messageType]: message.message_type,
       };
-      const parent = messageParent(message.metadata);
-      if (parent !== undefined) return tracing.startLightSpan(SPANS.agentExecute, SpanKind.CONSUMER, parent, attributes);
       // A message without trace context (written before tracing existed) starts a trace; the sampler decides.
       const span = tracing.startSpan(SPANS.agentExecute, attributes, { parent: ROOT_CONTEXT, kind: SpanKind.CONSUMER });
       if (span.isRecording()) return span;

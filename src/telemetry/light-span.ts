@@ -57,6 +57,22 @@ export interface ParentSpan {
   readonly traceState: string;
 }
 
+/**
+ * A span's attributes as one flat array, key then value: the message path
+ * makes its attributes this way, which writes faster than an object's
+ * properties can be enumerated.
+ */
+export type AttributeList = AttributeValue[];
+
+function toAttributeList(attributes: Attributes): AttributeList {
+  const list: AttributeList = [];
+  for (const key in attributes) {
+    const value = attributes[key];
+    if (value !== undefined) list.push(key, value);
+  }
+  return list;
+}
+
 const ORIGIN = performance.timeOrigin;
 
 function epochMs(time: TimeInput | undefined): number {
@@ -75,14 +91,17 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
   private events: RecordedEvent[] | undefined;
   private links: Link[] | undefined;
   private context: SpanContext | undefined;
+  private readonly attributes: AttributeList;
 
   constructor(
     private readonly sink: SpanBatchSink,
     private name: string,
     private readonly kind: SpanKind,
     private readonly parent: ParentSpan,
-    private readonly attributes: Attributes,
-  ) {}
+    attributes: Attributes | AttributeList,
+  ) {
+    this.attributes = Array.isArray(attributes) ? attributes : toAttributeList(attributes);
+  }
 
   get traceId(): string {
     return this.parent.traceId;
@@ -113,12 +132,23 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
   }
 
   setAttribute(key: string, value: AttributeValue): this {
-    if (!this.ended) this.attributes[key] = value;
+    if (this.ended) return this;
+    const list = this.attributes;
+    for (let i = 0; i < list.length; i += 2) {
+      if (list[i] === key) {
+        list[i + 1] = value;
+        return this;
+      }
+    }
+    list.push(key, value);
     return this;
   }
 
   setAttributes(attributes: Attributes): this {
-    if (!this.ended) Object.assign(this.attributes, attributes);
+    for (const key in attributes) {
+      const value = attributes[key];
+      if (value !== undefined) this.setAttribute(key, value);
+    }
     return this;
   }
 

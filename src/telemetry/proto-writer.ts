@@ -60,6 +60,11 @@ export class ProtoWriter {
   }
 
   varint(value: number): void {
+    if (value < 0x80) {
+      if (this.pos >= this.bytes.length) this.ensure(1);
+      this.bytes[this.pos++] = value;
+      return;
+    }
     this.ensure(10);
     let rest = value;
     while (rest >= 0x80) {
@@ -127,10 +132,29 @@ export class ProtoWriter {
     this.pos += size;
   }
 
-  /** A length-delimited string field. */
+  /** A length-delimited string field; ASCII text (ids, names, types) is copied in one pass. */
   stringField(field: number, text: string): void {
-    const size = utf8Size(text);
     this.key(field, WIRE.bytes);
+    const length = text.length;
+    this.ensure(5 + length);
+    const mark = this.pos;
+    this.varint(length);
+    const start = this.pos;
+    const bytes = this.bytes;
+    for (let i = 0; i < length; i++) {
+      const code = text.charCodeAt(i);
+      if (code >= 0x80) {
+        this.pos = mark;
+        this.sizedString(text, Buffer.byteLength(text, 'utf8'));
+        return;
+      }
+      bytes[start + i] = code;
+    }
+    this.pos = start + length;
+  }
+
+  /** A string's length and bytes (after its field key), its UTF-8 size known. */
+  sizedString(text: string, size: number): void {
     this.varint(size);
     this.utf8(text, size);
   }

@@ -133,10 +133,15 @@ function anyValueSize(value: unknown): number {
   }
 }
 
-function writeAnyValueBody(w: ProtoWriter, value: unknown): void {
+/** The fields of an AnyValue holding `value`; `stringSize` is the UTF-8 size of a string value when the caller has it. */
+function writeAnyValueBody(w: ProtoWriter, value: unknown, stringSize = -1): void {
   switch (typeof value) {
     case 'string':
-      w.stringField(ANY.string, value);
+      if (stringSize < 0) w.stringField(ANY.string, value);
+      else {
+        w.key(ANY.string, WIRE.bytes);
+        w.sizedString(value, stringSize);
+      }
       return;
     case 'boolean':
       w.key(ANY.bool, WIRE.varint);
@@ -166,8 +171,60 @@ function writeAnyValueBody(w: ProtoWriter, value: unknown): void {
 }
 
 /** A KeyValue (key 1, value 2) as field `field`. */
+/** The `key` field (1) of a KeyValue, encoded once per attribute key: keys come from a small fixed set. */
+const encodedKeys = new Map<string, Uint8Array>();
+const ENCODED_KEYS_LIMIT = 1024;
+
+function encodedKey(key: string): Uint8Array {
+  let bytes = encodedKeys.get(key);
+  if (bytes === undefined) {
+    if (encodedKeys.size >= ENCODED_KEYS_LIMIT) encodedKeys.clear();
+    const writer = new ProtoWriter(key.length + 8);
+    writer.stringField(1, key);
+    bytes = writer.finish();
+    encodedKeys.set(key, bytes);
+  }
+  return bytes;
+}
+
+/**
+ * A KeyValue with a string value, the message path's case: written in one
+ * pass assuming ASCII text (ids, names, types); false, with nothing
+ * written, when the value is not ASCII.
+ */
+function writeAsciiKeyValue(w: ProtoWriter, field: number, key: string, value: string): boolean {
+  const keyBytes = encodedKey(key);
+  const length = value.length;
+  const anySize = 1 + varintSize(length) + length;
+  const pairSize = keyBytes.length + 1 + varintSize(anySize) + anySize;
+  w.ensure(pairSize + 12);
+  const mark = w.pos;
+  w.key(field, WIRE.bytes);
+  w.varint(pairSize);
+  w.bytes.set(keyBytes, w.pos);
+  w.pos += keyBytes.length;
+  w.key(2, WIRE.bytes);
+  w.varint(anySize);
+  w.key(ANY.string, WIRE.bytes);
+  w.varint(length);
+  const bytes = w.bytes;
+  const start = w.pos;
+  for (let i = 0; i < length; i++) {
+    const code = value.charCodeAt(i);
+    if (code >= 0x80) {
+      w.pos = mark;
+      return false;
+    }
+    bytes[start + i] = code;
+  }
+  w.pos = start + length;
+  return true;
+}
+
 function writeKeyValue(w: ProtoWriter, field: number, key: string, value: AttributeValue): void {
-  const valueSize = anyValueSize(value);
+  if (typeof value === 'string' && writeAsciiKeyValue(w, field, key, value)) return;
+  const stringSize = typeof value === 'string' ? utf8Size(value) : -1;
+  const valueSize = stringSize >= 0 ? 1 + varintSize(stringSize) + stringSize : anyValueSize(value);
   if (valueSize < 0) {
     const pair = w.begin(field);
     w.stringField(1, key);
@@ -177,26 +234,32 @@ function writeKeyValue(w: ProtoWriter, field: number, key: string, value: Attrib
     w.end(pair);
     return;
   }
-  const keySize = utf8Size(key);
+  const keyBytes = encodedKey(key);
   w.key(field, WIRE.bytes);
-  w.varint(1 + varintSize(keySize) + keySize + 1 + varintSize(valueSize) + valueSize);
-  w.key(1, WIRE.bytes);
-  w.varint(keySize);
-  w.utf8(key, keySize);
+  w.varint(keyBytes.length + 1 + varintSize(valueSize) + valueSize);
+  w.ensure(keyBytes.length);
+  w.bytes.set(keyBytes, w.pos);
+  w.pos += keyBytes.length;
   w.key(2, WIRE.bytes);
   w.varint(valueSize);
-  writeAnyValueBody(w, value);
+  writeAnyValueBody(w, value, stringSize);
 }
 
-/** Each attribute as a KeyValue in repeated field `field`. */
-export function writeAttributeFields(w: ProtoWriter, field: number, attributes: Attributes): void {
-  for (const key in attributes) {
-    const value = attributes[key];
+/** Each attribute as a KeyValue in repeated field `field`; a flat array holds keys and values in turn. */
+export function writeAttributeFields(w: ProtoWriter, field: number, attributes: Attributes | readonly AttributeValue[]): void {
+  if (Array.isArray(attributes)) {
+    const list = attributes as readonly AttributeValue[];
+    for (let i = 0; i + 1 < list.length; i += 2) writeKeyValue(w, field, list[i] as string, list[i + 1]!);
+    return;
+  }
+  const object = attributes as Attributes;
+  for (const key in object) {
+    const value = object[key];
     if (value !== undefined) writeKeyValue(w, field, key, value);
   }
 }
 
-function writeAttributes(w: ProtoWriter, field: number, attributes: Attributes, droppedField: number, dropped: number): void {
+function writeAttributes(w: ProtoWriter, field: number, attributes: Attributes | readonly AttributeValue[], droppedField: number, dropped: number): void {
   writeAttributeFields(w, field, attributes);
   if (dropped !== 0) {
     w.key(droppedField, WIRE.varint);
@@ -208,7 +271,7 @@ function writeAttributes(w: ProtoWriter, field: number, attributes: Attributes, 
 export function writeSpan(
   w: ProtoWriter,
   head: SpanHead,
-  attributes: Attributes,
+  attributes: Attributes | readonly AttributeValue[],
   events: readonly RecordedEvent[] = [],
   links: readonly Link[] = [],
   dropped: DroppedCounts = NONE_DROPPED,

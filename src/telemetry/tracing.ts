@@ -32,7 +32,7 @@ import { SvcError } from '../errors/svc-error.js';
 import { installContextManager } from './context-manager.js';
 import type { Logger } from './logger.js';
 import { parseOtlpEndpoint } from './otlp-endpoint.js';
-import { LightSpan, type ParentSpan } from './light-span.js';
+import { LightSpan, type AttributeList, type ParentSpan } from './light-span.js';
 import { createExportReporter, endpointForLog, type SpanExporter } from './otlp-exporter.js';
 import { createInThreadSpanExport, createThreadSpanExport, type SpanExport } from './span-export.js';
 import { serviceResource } from './service-resource.js';
@@ -113,7 +113,7 @@ export interface Tracing {
    * machinery (light-span.ts): undefined unless spans are exported and
    * `parent` is sampled. Its end is the caller's.
    */
-  startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes): LightSpan | undefined;
+  startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes | AttributeList): LightSpan | undefined;
   /** A span whose end the caller owns (streams, work handed to another component). */
   startSpan(name: string, attributes?: Attributes, options?: SpanOptions): Span;
   /** Marks `span` failed with `error`, as `withSpan` does. */
@@ -249,7 +249,7 @@ export function createTracing(config: TracingConfig, options: TracingOptions): T
     ) as T;
   }
 
-  function startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes): LightSpan | undefined {
+  function startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes | AttributeList): LightSpan | undefined {
     if (queue === undefined || (parent.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
     return new LightSpan(queue, name, kind, parent, attributes);
   }
