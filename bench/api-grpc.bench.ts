@@ -133,13 +133,34 @@ const TSX = import.meta.resolve('tsx');
 /** Runs the open-loop client in its own process against `address`; resolves with its latencies (µs). */
 function offeredLoad(address: string, message: MessageInput): Promise<number[]> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, LOAD_GENERATOR, address, String(SEND_RATE), String(SEND_SECONDS), JSON.stringify(message)], {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', TSX, LOAD_GENERATOR, address, String(SEND_RATE), String(SEND_SECONDS), JSON.stringify(message)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`load generator exited ${code}`))));
+  });
+}
+
+/**
+ * The machine's own floor: how late a 1 ms timer fires in an otherwise idle
+ * process over the same time as a load run (µs). Stalls seen here (the VM's
+ * vCPUs descheduled by its host) reach every process, server and client alike.
+ */
+const IDLE_TIMER = `
+const late = []; let last = process.hrtime.bigint();
+const timer = setInterval(() => { const now = process.hrtime.bigint(); late.push(Number(now - last) / 1000 - 1000); last = now; }, 1);
+setTimeout(() => { clearInterval(timer); process.stdout.write(JSON.stringify(late)); }, ${SEND_SECONDS * 1000});
+`;
+
+function idleTimerLateness(): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-e', IDLE_TIMER], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.on('error', reject);
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`timer probe exited ${code}`))));
   });
 }
 
@@ -152,6 +173,8 @@ export async function grpcSendMessage(): Promise<Row[]> {
     const message: MessageInput = { receiver: agent_id, message_type: 'inform', content: 'bench' };
     const measured = summarise(await offeredLoad(door.address, message));
     const base = summarise(await offeredLoad(bare.address, message));
+    const idle = await idleTimerLateness();
+    const floor = summarise(idle);
     return [
       {
         name: `gRPC SendMessage to a local echo agent, ${SEND_RATE}/s offered`,
@@ -163,6 +186,7 @@ export async function grpcSendMessage(): Promise<Row[]> {
         ok: measured.p99 < 1000,
       },
       { name: '  bare grpc-js SendMessage, same rate', unit: 'µs', median: base.median, p99: base.p99 },
+      { name: `  an idle process's 1 ms timer, lateness (max ${Math.round(Math.max(...idle))} µs)`, unit: 'µs', median: floor.median, p99: floor.p99 },
     ];
   } finally {
     await bare.close();
