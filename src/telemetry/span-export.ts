@@ -282,8 +282,13 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
     {
       deliver(bytes, spans) {
         const target = thread();
-        if (target === undefined) events?.accepted(spans);
-        else target.postMessage({ chunk: bytes, spans } satisfies ToExportWorker, [bytes.buffer as ArrayBuffer]);
+        if (target !== undefined) {
+          target.postMessage({ chunk: bytes, spans } satisfies ToExportWorker, [bytes.buffer as ArrayBuffer]);
+          return;
+        }
+        // No thread to take them (it failed, or the export was shut down): the spans are dropped, and counted.
+        events?.accepted(spans);
+        events?.dropped(spans);
       },
       flush: () => request('flush'),
       async shutdown() {
