@@ -5,9 +5,8 @@
  * trace is sampled; the SDK's span (attribute limits, processors, hrtime
  * anchoring) and the context objects around it cost about 10 µs a message
  * with export, which halved throughput at `trace_sample_rate` 1.0. A light
- * span is a few fields; it becomes a run of plain values in the export
- * batch when it ends (span-record.ts) and is turned into an OTLP span on the
- * export thread like every other span.
+ * span is a few fields; once it has ended it is written as OTLP protobuf
+ * into the export chunk (span-record.ts), like every other span.
  *
  * It implements the API's `Span`, so it can be made active in a context
  * (`trace.setSpan`) for the log lines and crashes of an execution, and it

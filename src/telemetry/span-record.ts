@@ -28,7 +28,7 @@ type TimedEvent = ReadableSpan['events'][number];
 type InstrumentationScope = ReadableSpan['instrumentationScope'];
 
 /** `ScopeSpans.spans`: the field every span of a chunk is written as. */
-export const SCOPE_SPANS_SPAN_FIELD = 2;
+const SCOPE_SPANS_SPAN_FIELD = 2;
 
 /** Span fields. */
 const SPAN = {
@@ -58,7 +58,7 @@ const ANY = { string: 1, bool: 2, int: 3, double: 4, array: 5 } as const;
 const FLAGS_HAS_IS_REMOTE = 0x100;
 const FLAGS_IS_REMOTE = 0x200;
 
-export function spanFlags(traceFlags: number, isRemote: boolean): number {
+function spanFlags(traceFlags: number, isRemote: boolean): number {
   return (traceFlags & 0xff) | FLAGS_HAS_IS_REMOTE | (isRemote ? FLAGS_IS_REMOTE : 0);
 }
 
@@ -92,7 +92,7 @@ export interface RecordedEvent {
   droppedAttributesCount?: number;
 }
 
-export interface DroppedCounts {
+interface DroppedCounts {
   attributes: number;
   events: number;
   links: number;
@@ -105,7 +105,7 @@ export function hrTimeToMs(time: HrTime): number {
 }
 
 /** Whole seconds and nanoseconds of a time in milliseconds since the epoch. */
-export function msToHrTime(ms: number): HrTime {
+function msToHrTime(ms: number): HrTime {
   const seconds = Math.floor(ms / 1e3);
   const nanos = Math.round((ms - seconds * 1e3) * 1e6);
   return nanos >= 1e9 ? [seconds + 1, nanos - 1e9] : [seconds, nanos];
