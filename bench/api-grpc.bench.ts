@@ -18,6 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
+import type { LoadReport } from './grpc-load-generator.js';
 import { renderTable, summarise, type Row } from './harness.js';
 import { createGrpcClient, type GrpcClient, type MessageInput } from '../src/api/grpc/grpc-client.js';
 import { createGrpcServer, type GrpcServer } from '../src/api/grpc/grpc-server.js';
@@ -131,7 +132,7 @@ const LOAD_GENERATOR = fileURLToPath(new URL('./grpc-load-generator.ts', import.
 const TSX = import.meta.resolve('tsx');
 
 /** Runs the open-loop client in its own process against `address`; resolves with its latencies (µs). */
-function offeredLoad(address: string, message: MessageInput): Promise<number[]> {
+function offeredLoad(address: string, message: MessageInput): Promise<LoadReport> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--expose-gc', '--import', TSX, LOAD_GENERATOR, address, String(SEND_RATE), String(SEND_SECONDS), JSON.stringify(message)], {
       stdio: ['ignore', 'pipe', 'inherit'],
@@ -139,7 +140,7 @@ function offeredLoad(address: string, message: MessageInput): Promise<number[]> 
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`load generator exited ${code}`))));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadReport) : reject(new Error(`load generator exited ${code}`))));
   });
 }
 
@@ -171,8 +172,10 @@ export async function grpcSendMessage(): Promise<Row[]> {
     const echo = new Uint8Array(readFileSync(fileURLToPath(new URL('../examples/build/echo.wasm', import.meta.url))));
     const { agent_id } = await door.client.deploy({ name: 'bench-echo', wasm_module: echo });
     const message: MessageInput = { receiver: agent_id, message_type: 'inform', content: 'bench' };
-    const measured = summarise(await offeredLoad(door.address, message));
-    const base = summarise(await offeredLoad(bare.address, message));
+    const door_ = await offeredLoad(door.address, message);
+    const bare_ = await offeredLoad(bare.address, message);
+    const measured = summarise(door_.latencies);
+    const base = summarise(bare_.latencies);
     const idle = await idleTimerLateness();
     const floor = summarise(idle);
     return [
@@ -187,6 +190,11 @@ export async function grpcSendMessage(): Promise<Row[]> {
       },
       { name: '  bare grpc-js SendMessage, same rate', unit: 'µs', median: base.median, p99: base.p99 },
       { name: `  an idle process's 1 ms timer, lateness (max ${Math.round(Math.max(...idle))} µs)`, unit: 'µs', median: floor.median, p99: floor.p99 },
+      {
+        name: `  p99 of the load generator's own event-loop delay, svc run (max ${Math.round(door_.loopDelayMaxUs)} µs)`,
+        unit: 'µs',
+        median: door_.loopDelayP99Us,
+      },
     ];
   } finally {
     await bare.close();

@@ -6,9 +6,18 @@
  * `node --import tsx bench/grpc-load-generator.ts ADDRESS RATE SECONDS MESSAGE_JSON`
  * sends RATE `SendMessage` calls per second for SECONDS after a warm-up
  * second, each when due whether or not earlier ones answered, and prints the
- * latencies (µs, from each call's start) as one JSON array.
+ * latencies (µs, from each call's start) and its own event-loop delay as one
+ * JSON object (`LoadReport`).
  */
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { createGrpcClient, type MessageInput } from '../src/api/grpc/grpc-client.js';
+
+/** What the generator prints: each call's latency (µs) and its own event-loop delay while measuring (µs, of a 1 ms timer). */
+export interface LoadReport {
+  latencies: number[];
+  loopDelayP99Us: number;
+  loopDelayMaxUs: number;
+}
 
 /**
  * Offers `rate` calls per second for `seconds`; returns each call's latency in
@@ -54,7 +63,12 @@ if (address !== undefined && rate !== undefined && seconds !== undefined && mess
   const client = createGrpcClient(address);
   const input = JSON.parse(message) as MessageInput;
   await openLoop(() => client.send(input), Number(rate), 1);
+  // How late the generator's own event loop ran while it measured: every such delay is in the latencies too.
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
   const latencies = await openLoop(() => client.send(input), Number(rate), Number(seconds));
+  delay.disable();
   client.close();
-  process.stdout.write(JSON.stringify(latencies));
+  const report: LoadReport = { latencies, loopDelayP99Us: delay.percentile(99) / 1000, loopDelayMaxUs: delay.max / 1000 };
+  process.stdout.write(JSON.stringify(report));
 }
