@@ -5,9 +5,9 @@
  * a chunk past it is refused (and counted as dropped by the caller).
  */
 import { core } from '@opentelemetry/sdk-node';
-import type { SpanBatchExporter } from './otlp-exporter.js';
+import type { SpanChunkExporter } from './otlp-exporter.js';
 
-type ExportResult = Parameters<Parameters<SpanBatchExporter['export']>[1]>[0];
+type ExportResult = Parameters<Parameters<SpanChunkExporter['export']>[1]>[0];
 
 export interface ExportQueueSettings {
   maxQueuedSpans: number;
@@ -24,7 +24,7 @@ export interface ExportQueue {
   shutdown(): Promise<void>;
 }
 
-export function createExportQueue(exporter: SpanBatchExporter, settings: ExportQueueSettings, onResult: (result: ExportResult) => void): ExportQueue {
+export function createExportQueue(exporter: SpanChunkExporter, settings: ExportQueueSettings, onResult: (result: ExportResult) => void): ExportQueue {
   let pending: Uint8Array[] = [];
   let pendingSpans = 0;
   let inFlight = 0;

@@ -38,7 +38,7 @@ export interface DeferredSpan {
 }
 
 /** Where a finished light span goes: the export queue (span-export.ts). */
-export interface SpanBatchSink {
+export interface SpanChunkSink {
   /** The chunk to append one span to, or undefined when the queue is full and the span is dropped. */
   open(): ProtoWriter | undefined;
   /** The span appended since `open` is complete. */
@@ -93,7 +93,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
   private readonly attributes: AttributeList;
 
   constructor(
-    private readonly sink: SpanBatchSink,
+    private readonly sink: SpanChunkSink,
     private name: string,
     private readonly kind: SpanKind,
     private readonly parent: ParentSpan,
@@ -200,7 +200,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
 
   /**
    * Ends the span. It is written into the export batch later in this turn of
-   * the event loop (`SpanBatchSink.defer`): on the message path that is
+   * the event loop (`SpanChunkSink.defer`): on the message path that is
    * after the executors have their next batch, so recording never delays
    * the agents' next messages.
    */

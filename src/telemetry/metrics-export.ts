@@ -11,7 +11,6 @@
  * failing collector is logged as the span exporter's is, at most once a
  * minute (otlp-exporter.ts).
  */
-import { Metadata } from '@grpc/grpc-js';
 import { OTLPMetricExporter as OtlpGrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
 import { OTLPMetricExporter as OtlpHttpMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
 import { core, type metrics as sdk } from '@opentelemetry/sdk-node';
@@ -22,7 +21,7 @@ import type { Config } from '../config/schema.js';
 import type { Logger } from './logger.js';
 import { OTLP_TRACES_PATH, parseOtlpEndpoint, type OtlpEndpoint } from './otlp-endpoint.js';
 import { serviceResource } from './service-resource.js';
-import { createExportReporter, endpointForLog, type ExportReportMessages } from './otlp-exporter.js';
+import { createExportReporter, endpointForLog, grpcMetadata, type ExportReportMessages } from './otlp-exporter.js';
 import { toResourceMetrics, type PromMetricJson } from './prometheus-to-otlp.js';
 
 /** The OTLP/HTTP path of metrics (OTLP specification, "OTLP/HTTP Request"). */
@@ -72,9 +71,7 @@ export function metricsEndpoint(endpoint: OtlpEndpoint): OtlpEndpoint {
 
 export function createOtlpMetricExporter(endpoint: OtlpEndpoint, options: { timeoutMs: number; headers: Readonly<Record<string, string>> }): sdk.PushMetricExporter {
   if (endpoint.protocol === 'http') return new OtlpHttpMetricExporter({ url: endpoint.url, headers: { ...options.headers }, timeoutMillis: options.timeoutMs });
-  const metadata = new Metadata();
-  for (const [key, value] of Object.entries(options.headers)) metadata.set(key.toLowerCase(), value);
-  return new OtlpGrpcMetricExporter({ url: endpoint.url, metadata, timeoutMillis: options.timeoutMs });
+  return new OtlpGrpcMetricExporter({ url: endpoint.url, metadata: grpcMetadata(options.headers), timeoutMillis: options.timeoutMs });
 }
 
 const IDLE: MetricsExport = { exporting: false, exportNow: () => Promise.resolve(), shutdown: () => Promise.resolve() };

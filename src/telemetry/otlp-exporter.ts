@@ -31,8 +31,15 @@ export interface OtlpExporterOptions {
   headers: Readonly<Record<string, string>>;
 }
 
-/** Exports span batches as they are; the interface of OpenTelemetry's exporters, over our request type. */
-export interface SpanBatchExporter {
+/** `otlp_headers` as the gRPC metadata of an OTLP/gRPC export (metadata keys are lower case). */
+export function grpcMetadata(headers: Readonly<Record<string, string>>): Metadata {
+  const metadata = new Metadata();
+  for (const [name, value] of Object.entries(headers)) metadata.set(name.toLowerCase(), value);
+  return metadata;
+}
+
+/** Exports chunks of encoded spans; the interface of OpenTelemetry's exporters, over our request type. */
+export interface SpanChunkExporter {
   export(request: SpanChunks, done: (result: ExportResult) => void): void;
   forceFlush(): Promise<void>;
   shutdown(): Promise<void>;
@@ -47,7 +54,7 @@ const COUNT_SPANS: IExporterMetricsHelper<SpanChunks> = { name: 'span', countIte
  * `application/x-protobuf`. Responses are read by OpenTelemetry's own
  * serializer.
  */
-export function createSpanBatchExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions, encoding: EncodingScope): SpanBatchExporter {
+export function createSpanChunkExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions, encoding: EncodingScope): SpanChunkExporter {
   const serializer: ISerializer<SpanChunks, unknown> = {
     serializeRequest: createRequestEncoder(encoding),
     deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
@@ -57,9 +64,7 @@ export function createSpanBatchExporter(endpoint: OtlpEndpoint, options: OtlpExp
     const http = convertLegacyHttpOptions(config, 'TRACES', 'v1/traces', { 'Content-Type': 'application/x-protobuf' });
     return new OTLPExporterBase(createOtlpHttpExportDelegate(http, serializer, 'otlp_http_span_exporter', COUNT_SPANS, undefined));
   }
-  const metadata = new Metadata();
-  for (const [name, value] of Object.entries(options.headers)) metadata.set(name.toLowerCase(), value);
-  const grpc = convertLegacyOtlpGrpcOptions({ url: endpoint.url, metadata, timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY }, 'TRACES');
+  const grpc = convertLegacyOtlpGrpcOptions({ url: endpoint.url, metadata: grpcMetadata(options.headers), timeoutMillis: options.timeoutMs, concurrencyLimit: EXPORT_CONCURRENCY }, 'TRACES');
   return new OTLPExporterBase(createOtlpGrpcExportDelegate(grpc, serializer, 'otlp_grpc_span_exporter', COUNT_SPANS, undefined, 'TraceExportService', GRPC_TRACE_EXPORT));
 }
 

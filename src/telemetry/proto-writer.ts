@@ -33,6 +33,8 @@ export function utf8Size(text: string): number {
   return text.length;
 }
 
+const UTF8 = new TextEncoder();
+
 const HEX = new Int8Array(128).fill(-1);
 for (let i = 0; i < 10; i++) HEX[48 + i] = i;
 for (let i = 0; i < 6; i++) {
@@ -127,7 +129,7 @@ export class ProtoWriter {
     if (size === text.length) {
       for (let i = 0; i < size; i++) this.bytes[this.pos + i] = text.charCodeAt(i);
     } else {
-      new TextEncoder().encodeInto(text, this.bytes.subarray(this.pos, this.pos + size));
+      UTF8.encodeInto(text, this.bytes.subarray(this.pos, this.pos + size));
     }
     this.pos += size;
   }

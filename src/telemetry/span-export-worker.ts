@@ -11,7 +11,7 @@
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createExportQueue, exportSucceeded } from './export-queue.js';
-import { createSpanBatchExporter } from './otlp-exporter.js';
+import { createSpanChunkExporter } from './otlp-exporter.js';
 import type { ExportWorkerInit, FromExportWorker, ToExportWorker } from './span-export.js';
 
 const port = parentPort;
@@ -27,7 +27,7 @@ try {
   // A platform that refuses leaves the thread at normal priority.
 }
 const send = (message: FromExportWorker): void => port.postMessage(message);
-const exporter = createSpanBatchExporter(
+const exporter = createSpanChunkExporter(
   init.endpoint,
   { timeoutMs: init.timeoutMs, headers: init.headers },
   { resourceAttributes: init.resourceAttributes, scope: init.scope },

@@ -23,11 +23,11 @@ import type { Attributes } from '@opentelemetry/api';
 import { core, type resources, type tracing } from '@opentelemetry/sdk-node';
 import type { Clock } from '../../supervisors/index.js';
 import { siblingModule, startModuleWorker } from '../module-worker.js';
-import type { DeferredSpan, SpanBatchSink } from './light-span.js';
+import type { DeferredSpan, SpanChunkSink } from './light-span.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
 import { ProtoWriter } from './proto-writer.js';
-import { readSpans } from './span-record.js';
+import { readSpans } from './span-record-reader.js';
 
 type ReadableSpan = tracing.ReadableSpan;
 type ExportResult = Parameters<Parameters<tracing.SpanExporter['export']>[1]>[0];
@@ -46,7 +46,7 @@ export interface ExportWorkerInit {
   headers: Record<string, string>;
   resourceAttributes: Attributes;
   scope: { name: string; version?: string };
-  /** Spans the thread holds, queued and in flight; past it arriving batches are dropped. */
+  /** Spans the thread holds, queued and in flight; past it arriving chunks are dropped. */
   maxQueuedSpans: number;
   /** Spans that make an export request go at once. */
   exportBatchSpans: number;
@@ -71,7 +71,7 @@ interface Delivery {
   shutdown(): Promise<void>;
 }
 
-export interface SpanExport extends SpanBatchSink {
+export interface SpanExport extends SpanChunkSink {
   /** Posts what is written and waits until the processor has exported it. Never rejects. */
   flush(): Promise<void>;
   /** Flushes, then stops; spans ended afterwards are dropped. Idempotent; never rejects. */
@@ -92,9 +92,10 @@ interface DeliveryEvents {
   dropped(spans: number): void;
 }
 
-function createSpanExport(delivery: Delivery, options: SpanExportOptions, connect: (events: DeliveryEvents) => void): SpanExport {
+/** The queue in front of a delivery; `deliveryFor` makes the delivery, given where it reports back. */
+function createSpanExport(options: SpanExportOptions, deliveryFor: (events: DeliveryEvents) => Delivery): SpanExport {
   let chunk = new ProtoWriter(CHUNK_BYTES);
-  let batched = 0;
+  let written = 0;
   let posted = 0;
   let dropped = 0;
   let unreportedDrops = 0;
@@ -104,7 +105,7 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
   let deferred: DeferredSpan[] = [];
   let writing: NodeJS.Immediate | undefined;
 
-  connect({
+  const delivery = deliveryFor({
     accepted(spans) {
       posted -= spans;
     },
@@ -116,8 +117,8 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
       clearTimeout(timer);
       timer = undefined;
     }
-    if (batched === 0) return;
-    const spans = batched;
+    if (written === 0) return;
+    const spans = written;
     let bytes: Uint8Array;
     if (chunk.pos >= POST_BYTES) {
       bytes = chunk.bytes.subarray(0, chunk.pos);
@@ -127,7 +128,7 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
       bytes = chunk.finish();
       chunk.pos = 0;
     }
-    batched = 0;
+    written = 0;
     posted += spans;
     delivery.deliver(bytes, spans);
   }
@@ -138,19 +139,19 @@ function createSpanExport(delivery: Delivery, options: SpanExportOptions, connec
     const now = options.clock.now();
     if (now - lastDropLine >= DROP_LOG_INTERVAL_MS) {
       lastDropLine = now;
-      options.log?.warn({ dropped_spans: unreportedDrops, queued_spans: posted + batched }, 'span export queue full; spans dropped');
+      options.log?.warn({ dropped_spans: unreportedDrops, queued_spans: posted + written }, 'span export queue full; spans dropped');
       unreportedDrops = 0;
     }
     return undefined;
   }
 
   function open(): ProtoWriter | undefined {
-    if (stopped !== undefined || posted + batched >= options.maxQueuedSpans) return drop();
+    if (stopped !== undefined || posted + written >= options.maxQueuedSpans) return drop();
     return chunk;
   }
 
   function commit(): void {
-    batched += 1;
+    written += 1;
     if (chunk.pos >= POST_BYTES) post();
     else if (timer === undefined) timer = setTimeout(post, POST_DELAY_MS).unref();
   }
@@ -202,21 +203,14 @@ export function createInThreadSpanExport(
   scope: ReadableSpan['instrumentationScope'],
   options: SpanExportOptions,
 ): SpanExport {
-  let events: DeliveryEvents | undefined;
-  return createSpanExport(
-    {
-      deliver(bytes, spans) {
-        for (const span of readSpans(bytes, resource, scope)) processor.onEnd(span);
-        events?.accepted(spans);
-      },
-      flush: () => processor.forceFlush(),
-      shutdown: () => processor.shutdown(),
+  return createSpanExport(options, (events) => ({
+    deliver(bytes, spans) {
+      for (const span of readSpans(bytes, resource, scope)) processor.onEnd(span);
+      events.accepted(spans);
     },
-    options,
-    (connected) => {
-      events = connected;
-    },
-  );
+    flush: () => processor.forceFlush(),
+    shutdown: () => processor.shutdown(),
+  }));
 }
 
 /**
@@ -225,61 +219,60 @@ export function createInThreadSpanExport(
  * gets the result of every export request (otlp-exporter.ts logs failures).
  */
 export function createThreadSpanExport(init: ExportWorkerInit, report: (result: ExportResult) => void, options: SpanExportOptions): SpanExport {
-  let worker: Worker | undefined;
-  let failed = false;
-  let nextId = 1;
-  const waiting = new Map<number, () => void>();
-  let events: DeliveryEvents | undefined;
+  return createSpanExport(options, (events) => {
+    let worker: Worker | undefined;
+    let failed = false;
+    let nextId = 1;
+    const waiting = new Map<number, () => void>();
 
-  function settleAll(): void {
-    for (const done of waiting.values()) done();
-    waiting.clear();
-  }
+    function settleAll(): void {
+      for (const done of waiting.values()) done();
+      waiting.clear();
+    }
 
-  function thread(): Worker | undefined {
-    if (worker !== undefined || failed) return worker;
-    const started = startModuleWorker(siblingModule(import.meta.url, 'span-export-worker'), { workerData: init });
-    started.unref();
-    started.on('message', (message: FromExportWorker) => {
-      if (message.event === 'accepted') events?.accepted(message.spans);
-      else if (message.event === 'dropped') events?.dropped(message.spans);
-      else if (message.event === 'result') {
-        report(message.ok ? { code: core.ExportResultCode.SUCCESS } : { code: core.ExportResultCode.FAILED, error: new Error(message.reason ?? 'unknown') });
-      } else {
-        waiting.get(message.id)?.();
-        waiting.delete(message.id);
-      }
-    });
-    started.on('error', (error) => {
-      options.log?.error({ err: error }, 'span export thread failed; spans are no longer exported');
-    });
-    started.on('exit', () => {
-      // A thread that is gone takes no more batches; nothing waits on it.
-      failed = true;
-      worker = undefined;
-      settleAll();
-    });
-    worker = started;
-    return worker;
-  }
-
-  function request(kind: 'flush' | 'shutdown'): Promise<void> {
-    const target = worker;
-    if (target === undefined) return Promise.resolve();
-    const id = nextId++;
-    // While an answer is awaited the thread keeps the process alive, so a final flush is not cut short.
-    target.ref();
-    return new Promise<void>((resolve) => {
-      waiting.set(id, () => {
-        if (waiting.size <= 1) target.unref();
-        resolve();
+    function thread(): Worker | undefined {
+      if (worker !== undefined || failed) return worker;
+      const started = startModuleWorker(siblingModule(import.meta.url, 'span-export-worker'), { workerData: init });
+      started.unref();
+      started.on('message', (message: FromExportWorker) => {
+        if (message.event === 'accepted') events.accepted(message.spans);
+        else if (message.event === 'dropped') events.dropped(message.spans);
+        else if (message.event === 'result') {
+          report(message.ok ? { code: core.ExportResultCode.SUCCESS } : { code: core.ExportResultCode.FAILED, error: new Error(message.reason ?? 'unknown') });
+        } else {
+          waiting.get(message.id)?.();
+          waiting.delete(message.id);
+        }
       });
-      target.postMessage({ request: kind, id } satisfies ToExportWorker);
-    });
-  }
+      started.on('error', (error) => {
+        options.log?.error({ err: error }, 'span export thread failed; spans are no longer exported');
+      });
+      started.on('exit', () => {
+        // A thread that is gone takes no more chunks; nothing waits on it.
+        failed = true;
+        worker = undefined;
+        settleAll();
+      });
+      worker = started;
+      return worker;
+    }
 
-  return createSpanExport(
-    {
+    function request(kind: 'flush' | 'shutdown'): Promise<void> {
+      const target = worker;
+      if (target === undefined) return Promise.resolve();
+      const id = nextId++;
+      // While an answer is awaited the thread keeps the process alive, so a final flush is not cut short.
+      target.ref();
+      return new Promise<void>((resolve) => {
+        waiting.set(id, () => {
+          if (waiting.size <= 1) target.unref();
+          resolve();
+        });
+        target.postMessage({ request: kind, id } satisfies ToExportWorker);
+      });
+    }
+
+    return {
       deliver(bytes, spans) {
         const target = thread();
         if (target !== undefined) {
@@ -287,8 +280,8 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
           return;
         }
         // No thread to take them (it failed, or the export was shut down): the spans are dropped, and counted.
-        events?.accepted(spans);
-        events?.dropped(spans);
+        events.accepted(spans);
+        events.dropped(spans);
       },
       flush: () => request('flush'),
       async shutdown() {
@@ -297,11 +290,6 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
         failed = true;
         await target?.terminate();
       },
-    },
-    options,
-    (connected) => {
-      events = connected;
-    },
-  );
+    };
+  });
 }
-

@@ -11,7 +11,8 @@ import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import protobuf from 'protobufjs';
 import { createRequestEncoder } from '../../src/telemetry/otlp-span-encoding.js';
 import { ProtoWriter } from '../../src/telemetry/proto-writer.js';
-import { hrTimeToMs, readSpans, writeReadableSpan } from '../../src/telemetry/span-record.js';
+import { readSpans } from '../../src/telemetry/span-record-reader.js';
+import { hrTimeToMs, writeReadableSpan } from '../../src/telemetry/span-record.js';
 
 const RESOURCE: Attributes = { 'service.name': 'svc', 'service.version': '1.2.3', 'process.pid': 4242, ratio: 0.5, 'host.name': 'nœud' };
 const SCOPE = { name: 'svc', version: '1.2.3' };
