@@ -1,8 +1,9 @@
 /**
- * Chunks of encoded spans waiting to become OTLP export requests: a request goes as soon
+ * Chunks of encoded spans waiting to be exported: a request goes as soon
  * as `exportBatchSpans` spans wait, or `exportDelayMs` after the first of
- * them arrived. Spans waiting and in flight stay under `maxQueuedSpans`;
- * a chunk past it is refused (and counted as dropped by the caller).
+ * them arrived, and carries every chunk waiting then. Spans waiting and in
+ * flight stay under `maxQueuedSpans`; a chunk past it is refused (and
+ * counted as dropped by the caller).
  */
 import { core } from '@opentelemetry/sdk-node';
 import type { SpanChunkExporter } from './otlp-exporter.js';
@@ -24,7 +25,12 @@ export interface ExportQueue {
   shutdown(): Promise<void>;
 }
 
-export function createExportQueue(exporter: SpanChunkExporter, settings: ExportQueueSettings, onResult: (result: ExportResult) => void): ExportQueue {
+/** `onResult` gets each request's result and its chunks, which the exporter is done with. */
+export function createExportQueue(
+  exporter: SpanChunkExporter,
+  settings: ExportQueueSettings,
+  onResult: (result: ExportResult, chunks: readonly Uint8Array[]) => void,
+): ExportQueue {
   let pending: Uint8Array[] = [];
   let pendingSpans = 0;
   let inFlight = 0;
@@ -42,7 +48,7 @@ export function createExportQueue(exporter: SpanChunkExporter, settings: ExportQ
     inFlight += request.spans;
     exporter.export(request, (result) => {
       inFlight -= request.spans;
-      onResult(result);
+      onResult(result, request.chunks);
     });
   }
 

@@ -29,7 +29,7 @@ import {
 } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
 import type { ProtoWriter } from './proto-writer.js';
-import { hrTimeToMs, writeSpan, type RecordedEvent } from './span-record.js';
+import { hrTimeToMs, writeSpan, type RecordedEvent, type SpanHead } from './span-record.js';
 import { newSpanId } from './trace-ids.js';
 
 /** A finished span that writes itself into a batch when the queue gets to it. */
@@ -80,12 +80,14 @@ function epochMs(time: TimeInput | undefined): number {
 }
 
 
-export class LightSpan implements Span, ParentSpan, DeferredSpan {
+/** A span of the message path; it is its own `SpanHead` when it is written. */
+export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
   readonly spanId = newSpanId();
-  private readonly startMs = ORIGIN + performance.now();
+  readonly startTime = ORIGIN + performance.now();
+  readonly parentIsRemote = false;
   private endMs = 0;
-  private statusCode = SpanStatusCode.UNSET;
-  private statusMessage = '';
+  private code = SpanStatusCode.UNSET;
+  private message = '';
   private ended = false;
   private events: RecordedEvent[] | undefined;
   private links: Link[] | undefined;
@@ -94,12 +96,32 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
 
   constructor(
     private readonly sink: SpanChunkSink,
-    private name: string,
-    private readonly kind: SpanKind,
+    private spanName: string,
+    readonly kind: SpanKind,
     private readonly parent: ParentSpan,
     attributes: Attributes | AttributeList,
   ) {
     this.attributes = Array.isArray(attributes) ? attributes : toAttributeList(attributes);
+  }
+
+  get name(): string {
+    return this.spanName;
+  }
+
+  get endTime(): number {
+    return this.endMs;
+  }
+
+  get statusCode(): SpanStatusCode {
+    return this.code;
+  }
+
+  get statusMessage(): string {
+    return this.message;
+  }
+
+  get parentSpanId(): string {
+    return this.parent.spanId;
   }
 
   get traceId(): string {
@@ -171,13 +193,13 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
 
   setStatus(status: SpanStatus): this {
     if (this.ended) return this;
-    this.statusCode = status.code;
-    this.statusMessage = status.message ?? '';
+    this.code = status.code;
+    this.message = status.message ?? '';
     return this;
   }
 
   updateName(name: string): this {
-    if (!this.ended) this.name = name;
+    if (!this.ended) this.spanName = name;
     return this;
   }
 
@@ -207,30 +229,11 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan {
   end(endTime?: TimeInput): void {
     if (this.ended) return;
     this.ended = true;
-    this.endMs = Math.max(this.startMs, epochMs(endTime));
+    this.endMs = Math.max(this.startTime, epochMs(endTime));
     this.sink.defer(this);
   }
 
   writeTo(chunk: ProtoWriter): void {
-    writeSpan(
-      chunk,
-      {
-        name: this.name,
-        kind: this.kind,
-        traceId: this.parent.traceId,
-        spanId: this.spanId,
-        traceFlags: this.parent.traceFlags,
-        traceState: this.parent.traceState,
-        parentSpanId: this.parent.spanId,
-        parentIsRemote: false,
-        start: this.startMs,
-        end: this.endMs,
-        statusCode: this.statusCode,
-        statusMessage: this.statusMessage,
-      },
-      this.attributes,
-      this.events,
-      this.links,
-    );
+    writeSpan(chunk, this, this.attributes, this.events, this.links);
   }
 }

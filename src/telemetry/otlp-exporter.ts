@@ -13,7 +13,7 @@ import { core, type tracing } from '@opentelemetry/sdk-node';
 import type { Clock } from '../../supervisors/index.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
-import { createRequestEncoder, type EncodingScope, type SpanChunks } from './otlp-span-encoding.js';
+import { joinRequests } from './otlp-span-encoding.js';
 
 export type SpanExporter = tracing.SpanExporter;
 type ExportResult = Parameters<Parameters<SpanExporter['export']>[1]>[0];
@@ -38,6 +38,12 @@ export function grpcMetadata(headers: Readonly<Record<string, string>>): Metadat
   return metadata;
 }
 
+/** What one export request carries: chunks that are each a whole request (otlp-span-encoding.ts), and how many spans they hold. */
+export interface SpanChunks {
+  readonly chunks: readonly Uint8Array[];
+  readonly spans: number;
+}
+
 /** Exports chunks of encoded spans; the interface of OpenTelemetry's exporters, over our request type. */
 export interface SpanChunkExporter {
   export(request: SpanChunks, done: (result: ExportResult) => void): void;
@@ -49,14 +55,14 @@ const COUNT_SPANS: IExporterMetricsHelper<SpanChunks> = { name: 'span', countIte
 
 /**
  * OpenTelemetry's OTLP exporter (its HTTP or gRPC transport, timeouts,
- * retries and concurrency limit) sending requests built around chunks of
- * encoded spans (otlp-span-encoding.ts): protobuf over both, as OTLP/HTTP's
- * `application/x-protobuf`. Responses are read by OpenTelemetry's own
- * serializer.
+ * retries and concurrency limit) sending chunks of encoded spans that are
+ * already whole requests (otlp-span-encoding.ts): protobuf over both, as
+ * OTLP/HTTP's `application/x-protobuf`. A single chunk is sent as it is;
+ * several are joined. Responses are read by OpenTelemetry's own serializer.
  */
-export function createSpanChunkExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions, encoding: EncodingScope): SpanChunkExporter {
+export function createSpanChunkExporter(endpoint: OtlpEndpoint, options: OtlpExporterOptions): SpanChunkExporter {
   const serializer: ISerializer<SpanChunks, unknown> = {
-    serializeRequest: createRequestEncoder(encoding),
+    serializeRequest: (request) => joinRequests(request.chunks),
     deserializeResponse: (data) => ProtobufTraceSerializer.deserializeResponse(data),
   };
   if (endpoint.protocol === 'http') {

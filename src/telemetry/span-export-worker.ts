@@ -1,12 +1,13 @@
 /**
- * The export thread (span-export.ts): collects the chunks of encoded spans
- * the main thread posts into export requests of about `exportBatchSpans`
- * spans (or whatever arrived within `exportDelayMs`), sends them with the
- * OTLP exporter, and reports each result back so the main thread logs
- * failures. Spans queued here and in flight stay under `maxQueuedSpans`;
- * past it arriving chunks are dropped and the main thread told. The thread
- * runs at the lowest CPU priority. Flush and shutdown requests are answered
- * by id.
+ * The export thread (span-export.ts): the chunks the main thread posts are
+ * whole OTLP requests; it sends them with the OTLP exporter as soon as
+ * `exportBatchSpans` spans wait (or whatever arrived within
+ * `exportDelayMs`), and reports each result back so the main thread logs
+ * failures. Once a request has been delivered, its chunk buffers go back
+ * to the main thread for reuse. Spans queued here and in flight stay under
+ * `maxQueuedSpans`; past it arriving chunks are dropped and the main thread
+ * told. The thread runs at the lowest CPU priority. Flush and shutdown
+ * requests are answered by id.
  */
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -26,21 +27,29 @@ try {
 } catch {
   // A platform that refuses leaves the thread at normal priority.
 }
-const send = (message: FromExportWorker): void => port.postMessage(message);
-const exporter = createSpanChunkExporter(
-  init.endpoint,
-  { timeoutMs: init.timeoutMs, headers: init.headers },
-  { resourceAttributes: init.resourceAttributes, scope: init.scope },
-);
+const send = (message: FromExportWorker, buffers: ArrayBuffer[] = []): void => port.postMessage(message, buffers);
+const exporter = createSpanChunkExporter(init.endpoint, { timeoutMs: init.timeoutMs, headers: init.headers });
 
-const queue = createExportQueue(exporter, init, (result) => {
-  send(exportSucceeded(result) ? { event: 'result', ok: true } : { event: 'result', ok: false, reason: result.error?.message ?? 'unknown' });
+/** The buffers of `chunks`, to hand back. */
+const buffersOf = (chunks: readonly Uint8Array[]): ArrayBuffer[] => chunks.map((chunk) => chunk.buffer as ArrayBuffer);
+
+const queue = createExportQueue(exporter, init, (result, chunks) => {
+  if (exportSucceeded(result)) {
+    const buffers = buffersOf(chunks);
+    send({ event: 'result', ok: true, buffers }, buffers);
+    return;
+  }
+  // A failed request may have been cut off while its body was still being written; its buffers are not reused.
+  send({ event: 'result', ok: false, reason: result.error?.message ?? 'unknown', buffers: [] });
 });
 
 port.on('message', (message: ToExportWorker) => {
   if ('chunk' in message) {
     send({ event: 'accepted', spans: message.spans });
-    if (!queue.add(message.chunk, message.spans)) send({ event: 'dropped', spans: message.spans });
+    if (!queue.add(message.chunk, message.spans)) {
+      const buffers = buffersOf([message.chunk]);
+      send({ event: 'dropped', spans: message.spans, buffers }, buffers);
+    }
     return;
   }
   const answer = (): void => send({ event: 'done', id: message.id });

@@ -2,17 +2,21 @@
  * The way finished spans leave the process. The main thread writes each
  * sampled span as OTLP protobuf into a chunk of bytes (span-record.ts) and
  * hands full chunks to an export thread (span-export-worker.ts) without
- * copying them (the chunk's buffer is transferred); that thread wraps
- * chunks into export requests (otlp-span-encoding.ts) and sends them with
- * OpenTelemetry's OTLP exporter. The export thread has almost nothing to
- * do, which matters as much as the main thread's share: on a two-core
- * machine, a busy second core makes every wake-up of an executor thread
- * slower (docs/observability.md, "Export and failure").
+ * copying them: the chunk keeps room in front of its spans for the
+ * request's framing (otlp-span-encoding.ts), so it leaves as a whole OTLP
+ * request and its buffer is transferred. The export thread sends it with
+ * OpenTelemetry's OTLP exporter and, once the collector has it, hands the
+ * buffer back for the next spans, so the main thread seldom allocates a
+ * chunk. The export thread has almost nothing to do, which matters as much
+ * as the main thread's share: on a two-core machine, a busy second core
+ * makes every wake-up of an executor thread slower (docs/observability.md,
+ * "Export and failure").
  *
  * Memory is bounded at each step: spans posted and not yet taken by the
  * export thread plus spans in the open chunk stay under `maxQueuedSpans`,
  * and the export thread drops past the same bound when a collector is
- * slower than the server; drops are logged at most once a minute.
+ * slower than the server; drops are logged at most once a minute. At most
+ * `SPARE_CHUNKS` buffers wait for reuse.
  *
  * With an exporter handed in (tests, benchmarks) the same chunks are read
  * back and handed to a processor on the main thread instead, so every span
@@ -26,6 +30,7 @@ import { siblingModule, startModuleWorker } from '../module-worker.js';
 import type { DeferredSpan, SpanChunkSink } from './light-span.js';
 import type { Logger } from './logger.js';
 import type { OtlpEndpoint } from './otlp-endpoint.js';
+import { createRequestFrame, type EncodingScope } from './otlp-span-encoding.js';
 import { ProtoWriter } from './proto-writer.js';
 import { readSpans } from './span-record-reader.js';
 
@@ -37,6 +42,8 @@ export const CHUNK_BYTES = 256 * 1024;
 export const POST_BYTES = CHUNK_BYTES - 16 * 1024;
 /** A chunk that is not full goes after this long, copied to a buffer of its size. */
 export const POST_DELAY_MS = 100;
+/** Chunk buffers kept for reuse once the export thread hands them back. */
+export const SPARE_CHUNKS = 4;
 /** A dropping queue is reported at most this often. */
 export const DROP_LOG_INTERVAL_MS = 60_000;
 
@@ -54,19 +61,27 @@ export interface ExportWorkerInit {
   exportDelayMs: number;
 }
 
-/** Main thread to export thread: a chunk of encoded spans (its buffer transferred), or a request answered by id. */
+/**
+ * Main thread to export thread: a chunk of encoded spans that is a whole
+ * export request (a view of its buffer, which is transferred), or a request
+ * answered by id.
+ */
 export type ToExportWorker = { chunk: Uint8Array; spans: number } | { request: 'flush' | 'shutdown'; id: number };
-/** Export thread to main thread. */
+/** Export thread to main thread; `buffers` are chunk buffers handed back for reuse (transferred). */
 export type FromExportWorker =
   | { event: 'accepted'; spans: number }
-  | { event: 'dropped'; spans: number }
-  | { event: 'result'; ok: boolean; reason?: string }
+  | { event: 'dropped'; spans: number; buffers: ArrayBuffer[] }
+  | { event: 'result'; ok: boolean; reason?: string; buffers: ArrayBuffer[] }
   | { event: 'done'; id: number };
 
 /** Where posted chunks go: the export thread, or a processor in this thread. */
 interface Delivery {
-  /** Takes `chunk` (of `spans` spans), which is its own from now on; `accepted` is called with the count once the processor has it. */
-  deliver(chunk: Uint8Array, spans: number): void;
+  /**
+   * Takes `bytes`, which is its own from now on: `spans` spans from
+   * `start` to `end`, with the space in front of `start` free. `accepted`
+   * is called with the count once the processor has them.
+   */
+  deliver(bytes: Uint8Array, start: number, end: number, spans: number): void;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -78,6 +93,8 @@ export interface SpanExport extends SpanChunkSink {
   shutdown(): Promise<void>;
   /** Spans dropped because the queue was full, since start. */
   dropped(): number;
+  /** Chunk buffers allocated since start; while exports succeed, buffers come back and this stays at a few. */
+  chunksAllocated(): number;
 }
 
 export interface SpanExportOptions {
@@ -86,15 +103,30 @@ export interface SpanExportOptions {
   log?: Logger;
 }
 
-/** What a delivery reports back: spans the processor took, and spans it dropped. */
+/** What a delivery reports back: spans the processor took, spans it dropped, and a chunk buffer it is done with. */
 interface DeliveryEvents {
   accepted(spans: number): void;
   dropped(spans: number): void;
+  reuse(buffer: ArrayBuffer): void;
 }
 
-/** The queue in front of a delivery; `deliveryFor` makes the delivery, given where it reports back. */
-function createSpanExport(options: SpanExportOptions, deliveryFor: (events: DeliveryEvents) => Delivery): SpanExport {
-  let chunk = new ProtoWriter(CHUNK_BYTES);
+/**
+ * The queue in front of a delivery; `deliveryFor` makes the delivery, given
+ * where it reports back. Each chunk keeps `frontBytes` free in front of its spans.
+ */
+function createSpanExport(options: SpanExportOptions, deliveryFor: (events: DeliveryEvents) => Delivery, frontBytes = 0): SpanExport {
+  const spare: ArrayBuffer[] = [];
+  let allocated = 0;
+
+  function newChunk(): ProtoWriter {
+    const buffer = spare.pop();
+    if (buffer === undefined) allocated += 1;
+    const writer = buffer === undefined ? new ProtoWriter(CHUNK_BYTES) : ProtoWriter.over(new Uint8Array(buffer));
+    writer.pos = frontBytes;
+    return writer;
+  }
+
+  let chunk = newChunk();
   let written = 0;
   let posted = 0;
   let dropped = 0;
@@ -110,6 +142,9 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
       posted -= spans;
     },
     dropped: (spans) => drop(spans),
+    reuse(buffer) {
+      if (buffer.byteLength === CHUNK_BYTES && spare.length < SPARE_CHUNKS) spare.push(buffer);
+    },
   });
 
   function post(): void {
@@ -119,18 +154,19 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
     }
     if (written === 0) return;
     const spans = written;
+    const end = chunk.pos;
     let bytes: Uint8Array;
-    if (chunk.pos >= POST_BYTES) {
-      bytes = chunk.bytes.subarray(0, chunk.pos);
-      chunk = new ProtoWriter(CHUNK_BYTES);
+    if (end >= POST_BYTES) {
+      bytes = chunk.bytes;
+      chunk = newChunk();
     } else {
       // A partial chunk (a quiet server) leaves as a copy; the buffer is kept for the next spans.
       bytes = chunk.finish();
-      chunk.pos = 0;
+      chunk.pos = frontBytes;
     }
     written = 0;
     posted += spans;
-    delivery.deliver(bytes, spans);
+    delivery.deliver(bytes, frontBytes, end, spans);
   }
 
   function drop(spans = 1): undefined {
@@ -193,6 +229,7 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
       return stopped;
     },
     dropped: () => dropped,
+    chunksAllocated: () => allocated,
   };
 }
 
@@ -204,9 +241,10 @@ export function createInThreadSpanExport(
   options: SpanExportOptions,
 ): SpanExport {
   return createSpanExport(options, (events) => ({
-    deliver(bytes, spans) {
-      for (const span of readSpans(bytes, resource, scope)) processor.onEnd(span);
+    deliver(bytes, start, end, spans) {
+      for (const span of readSpans(bytes.subarray(start, end), resource, scope)) processor.onEnd(span);
       events.accepted(spans);
+      events.reuse(bytes.buffer as ArrayBuffer);
     },
     flush: () => processor.forceFlush(),
     shutdown: () => processor.shutdown(),
@@ -219,6 +257,7 @@ export function createInThreadSpanExport(
  * gets the result of every export request (otlp-exporter.ts logs failures).
  */
 export function createThreadSpanExport(init: ExportWorkerInit, report: (result: ExportResult) => void, options: SpanExportOptions): SpanExport {
+  const frame = createRequestFrame(init satisfies EncodingScope);
   return createSpanExport(options, (events) => {
     let worker: Worker | undefined;
     let failed = false;
@@ -236,8 +275,11 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
       started.unref();
       started.on('message', (message: FromExportWorker) => {
         if (message.event === 'accepted') events.accepted(message.spans);
-        else if (message.event === 'dropped') events.dropped(message.spans);
-        else if (message.event === 'result') {
+        else if (message.event === 'dropped') {
+          events.dropped(message.spans);
+          for (const buffer of message.buffers) events.reuse(buffer);
+        } else if (message.event === 'result') {
+          for (const buffer of message.buffers) events.reuse(buffer);
           report(message.ok ? { code: core.ExportResultCode.SUCCESS } : { code: core.ExportResultCode.FAILED, error: new Error(message.reason ?? 'unknown') });
         } else {
           waiting.get(message.id)?.();
@@ -273,10 +315,11 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
     }
 
     return {
-      deliver(bytes, spans) {
+      deliver(bytes, start, end, spans) {
         const target = thread();
         if (target !== undefined) {
-          target.postMessage({ chunk: bytes, spans } satisfies ToExportWorker, [bytes.buffer as ArrayBuffer]);
+          const request = bytes.subarray(frame.write(bytes, start, end), end);
+          target.postMessage({ chunk: request, spans } satisfies ToExportWorker, [bytes.buffer as ArrayBuffer]);
           return;
         }
         // No thread to take them (it failed, or the export was shut down): the spans are dropped, and counted.
@@ -291,5 +334,5 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
         await target?.terminate();
       },
     };
-  });
+  }, frame.maxBytes);
 }

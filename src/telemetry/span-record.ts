@@ -36,8 +36,8 @@ export interface SpanHead {
   parentSpanId: string;
   parentIsRemote: boolean;
   /** Milliseconds since the epoch (as `performance.timeOrigin + performance.now()` gives them), or the SDK's exact hrtime. */
-  start: SpanTime;
-  end: SpanTime;
+  startTime: SpanTime;
+  endTime: SpanTime;
   statusCode: SpanStatusCode;
   statusMessage: string;
 }
@@ -73,9 +73,9 @@ export function msToHrTime(ms: number): HrTime {
 }
 
 function writeTime(w: ProtoWriter, field: number, time: SpanTime): void {
-  const [seconds, nanos] = typeof time === 'number' ? msToHrTime(time) : time;
   w.key(field, WIRE.fixed64);
-  w.fixed64Time(seconds, nanos);
+  if (typeof time === 'number') w.fixed64Ms(time);
+  else w.fixed64Time(time[0], time[1]);
 }
 
 /** Size of an AnyValue holding `value`, or -1 when it has to be framed (arrays, non-ASCII text is sized exactly). */
@@ -131,7 +131,6 @@ function writeAnyValueBody(w: ProtoWriter, value: unknown, stringSize = -1): voi
   }
 }
 
-/** A KeyValue (key 1, value 2) as field `field`. */
 /** The `key` field (1) of a KeyValue, encoded once per attribute key: keys come from a small fixed set. */
 const encodedKeys = new Map<string, Uint8Array>();
 const ENCODED_KEYS_LIMIT = 1024;
@@ -149,36 +148,37 @@ function encodedKey(key: string): Uint8Array {
 }
 
 /**
- * A KeyValue with a string value, the message path's case: written in one
- * pass assuming ASCII text (ids, names, types); false, with nothing
- * written, when the value is not ASCII.
+ * A KeyValue (key 1, value 2) with a string value, the message path's
+ * case: written in one pass assuming ASCII text (ids, names, types) short
+ * enough that every length takes one byte; false, with nothing written,
+ * when the value is not such text.
  */
 function writeAsciiKeyValue(w: ProtoWriter, field: number, key: string, value: string): boolean {
   const keyBytes = encodedKey(key);
   const length = value.length;
-  const anySize = 1 + varintSize(length) + length;
-  const pairSize = keyBytes.length + 1 + varintSize(anySize) + anySize;
-  w.ensure(pairSize + 12);
-  const mark = w.pos;
-  w.key(field, WIRE.bytes);
-  w.varint(pairSize);
-  w.bytes.set(keyBytes, w.pos);
-  w.pos += keyBytes.length;
-  w.key(2, WIRE.bytes);
-  w.varint(anySize);
-  w.key(ANY.string, WIRE.bytes);
-  w.varint(length);
+  const keyLength = keyBytes.length;
+  // key field, then value field (tag, length) around an AnyValue (tag, length, text).
+  const pairSize = keyLength + 4 + length;
+  if (pairSize >= 0x80 || field >= 16) return false;
+  w.ensure(pairSize + 2);
   const bytes = w.bytes;
   const start = w.pos;
+  bytes[start] = field * 8 + WIRE.bytes;
+  bytes[start + 1] = pairSize;
+  let at = start + 2;
+  for (let i = 0; i < keyLength; i++) bytes[at + i] = keyBytes[i]!;
+  at += keyLength;
+  bytes[at] = 2 * 8 + WIRE.bytes;
+  bytes[at + 1] = length + 2;
+  bytes[at + 2] = ANY.string * 8 + WIRE.bytes;
+  bytes[at + 3] = length;
+  at += 4;
   for (let i = 0; i < length; i++) {
     const code = value.charCodeAt(i);
-    if (code >= 0x80) {
-      w.pos = mark;
-      return false;
-    }
-    bytes[start + i] = code;
+    if (code >= 0x80) return false;
+    bytes[at + i] = code;
   }
-  w.pos = start + length;
+  w.pos = at + length;
   return true;
 }
 
@@ -198,9 +198,7 @@ function writeKeyValue(w: ProtoWriter, field: number, key: string, value: Attrib
   const keyBytes = encodedKey(key);
   w.key(field, WIRE.bytes);
   w.varint(keyBytes.length + 1 + varintSize(valueSize) + valueSize);
-  w.ensure(keyBytes.length);
-  w.bytes.set(keyBytes, w.pos);
-  w.pos += keyBytes.length;
+  w.raw(keyBytes);
   w.key(2, WIRE.bytes);
   w.varint(valueSize);
   writeAnyValueBody(w, value, stringSize);
@@ -228,16 +226,19 @@ function writeAttributes(w: ProtoWriter, field: number, attributes: Attributes |
   }
 }
 
+/** Bytes kept for a span's length: most spans are 128 bytes to 16 KiB (see `ProtoWriter.begin`). */
+const SPAN_LENGTH_BYTES = 2;
+
 /** Appends one span to a chunk, as a `ScopeSpans.spans` field. */
 export function writeSpan(
   w: ProtoWriter,
   head: SpanHead,
   attributes: Attributes | readonly AttributeValue[],
-  events: readonly RecordedEvent[] = [],
-  links: readonly Link[] = [],
+  events?: readonly RecordedEvent[],
+  links?: readonly Link[],
   dropped: DroppedCounts = NONE_DROPPED,
 ): void {
-  const span = w.begin(SCOPE_SPANS_SPAN_FIELD);
+  const span = w.begin(SCOPE_SPANS_SPAN_FIELD, SPAN_LENGTH_BYTES);
   w.hexField(SPAN.traceId, head.traceId);
   w.hexField(SPAN.spanId, head.spanId);
   if (head.traceState !== '') w.stringField(SPAN.traceState, head.traceState);
@@ -246,45 +247,55 @@ export function writeSpan(
   // OTLP's kinds are the API's plus one (0 is unspecified).
   w.key(SPAN.kind, WIRE.varint);
   w.varint(head.kind + 1);
-  writeTime(w, SPAN.start, head.start);
-  writeTime(w, SPAN.end, head.end);
+  writeTime(w, SPAN.start, head.startTime);
+  writeTime(w, SPAN.end, head.endTime);
   writeAttributes(w, SPAN.attributes, attributes, SPAN.droppedAttributes, dropped.attributes);
-  for (const event of events) {
-    const at = w.begin(SPAN.events);
-    writeTime(w, EVENT.time, event.time);
-    w.stringField(EVENT.name, event.name);
-    writeAttributes(w, EVENT.attributes, event.attributes, EVENT.droppedAttributes, event.droppedAttributesCount ?? 0);
-    w.end(at);
+  if (events !== undefined) {
+    for (const event of events) {
+      const at = w.begin(SPAN.events);
+      writeTime(w, EVENT.time, event.time);
+      w.stringField(EVENT.name, event.name);
+      writeAttributes(w, EVENT.attributes, event.attributes, EVENT.droppedAttributes, event.droppedAttributesCount ?? 0);
+      w.end(at);
+    }
   }
   if (dropped.events !== 0) {
     w.key(SPAN.droppedEvents, WIRE.varint);
     w.varint(dropped.events);
   }
-  for (const link of links) {
-    const at = w.begin(SPAN.links);
-    w.hexField(LINK.traceId, link.context.traceId);
-    w.hexField(LINK.spanId, link.context.spanId);
-    const state = link.context.traceState?.serialize() ?? '';
-    if (state !== '') w.stringField(LINK.traceState, state);
-    writeAttributes(w, LINK.attributes, link.attributes ?? {}, LINK.droppedAttributes, link.droppedAttributesCount ?? 0);
-    w.key(LINK.flags, WIRE.fixed32);
-    w.fixed32(spanFlags(link.context.traceFlags, link.context.isRemote === true));
-    w.end(at);
+  if (links !== undefined) {
+    for (const link of links) {
+      const at = w.begin(SPAN.links);
+      w.hexField(LINK.traceId, link.context.traceId);
+      w.hexField(LINK.spanId, link.context.spanId);
+      const state = link.context.traceState?.serialize() ?? '';
+      if (state !== '') w.stringField(LINK.traceState, state);
+      writeAttributes(w, LINK.attributes, link.attributes ?? {}, LINK.droppedAttributes, link.droppedAttributesCount ?? 0);
+      w.key(LINK.flags, WIRE.fixed32);
+      w.fixed32(spanFlags(link.context.traceFlags, link.context.isRemote === true));
+      w.end(at);
+    }
   }
   if (dropped.links !== 0) {
     w.key(SPAN.droppedLinks, WIRE.varint);
     w.varint(dropped.links);
   }
-  const status = w.begin(SPAN.status);
-  if (head.statusMessage !== '') w.stringField(STATUS.message, head.statusMessage);
-  if (head.statusCode !== 0) {
-    w.key(STATUS.code, WIRE.varint);
-    w.varint(head.statusCode);
+  if (head.statusCode === 0 && head.statusMessage === '') {
+    // An empty Status, the usual case.
+    w.key(SPAN.status, WIRE.bytes);
+    w.varint(0);
+  } else {
+    const status = w.begin(SPAN.status, 1);
+    if (head.statusMessage !== '') w.stringField(STATUS.message, head.statusMessage);
+    if (head.statusCode !== 0) {
+      w.key(STATUS.code, WIRE.varint);
+      w.varint(head.statusCode);
+    }
+    w.end(status, 1);
   }
-  w.end(status);
   w.key(SPAN.flags, WIRE.fixed32);
   w.fixed32(spanFlags(head.traceFlags, head.parentIsRemote));
-  w.end(span);
+  w.end(span, SPAN_LENGTH_BYTES);
 }
 
 /** Appends a span the OpenTelemetry SDK finished (the API calls' spans). */
@@ -299,8 +310,8 @@ export function writeReadableSpan(w: ProtoWriter, span: ReadableSpan): void {
     traceState: context.traceState?.serialize() ?? '',
     parentSpanId: span.parentSpanContext?.spanId ?? '',
     parentIsRemote: span.parentSpanContext?.isRemote === true,
-    start: span.startTime,
-    end: span.endTime,
+    startTime: span.startTime,
+    endTime: span.endTime,
     statusCode: span.status.code,
     statusMessage: span.status.message ?? '',
   };

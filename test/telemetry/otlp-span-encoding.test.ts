@@ -1,7 +1,7 @@
 /**
- * The OTLP requests svc writes from its span chunks are the requests
- * OpenTelemetry's own protobuf serializer writes for the same spans: both
- * decoded with the full trace schema below and compared.
+ * The OTLP requests svc makes of its span chunks (framed in place) are the
+ * requests OpenTelemetry's own protobuf serializer writes for the same
+ * spans: both decoded with the full trace schema below and compared.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,7 +9,7 @@ import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceF
 import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
 import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import protobuf from 'protobufjs';
-import { createRequestEncoder } from '../../src/telemetry/otlp-span-encoding.js';
+import { createRequestFrame, joinRequests } from '../../src/telemetry/otlp-span-encoding.js';
 import { ProtoWriter } from '../../src/telemetry/proto-writer.js';
 import { readSpans } from '../../src/telemetry/span-record-reader.js';
 import { hrTimeToMs, writeReadableSpan } from '../../src/telemetry/span-record.js';
@@ -50,8 +50,11 @@ async function sdkSpans(): Promise<sdk.ReadableSpan[]> {
     child.end([1_763_700_001, 999_999_999]);
   }
   api.end([1_763_700_002, 5]);
+  // Under 128 bytes (its length takes one byte) and over 16 KiB (three bytes): the writer keeps two.
   const root = tracer.startSpan('root', { startTime: [1, 0] });
   root.end([2, 0]);
+  const big = tracer.startSpan('big', { startTime: [3, 0], attributes: { blob: 'x'.repeat(20_000), tail: 'y'.repeat(130) } });
+  big.end([4, 0]);
   const spans = exporter.getFinishedSpans();
   await provider.shutdown();
   return spans;
@@ -112,27 +115,41 @@ function decode(bytes: Uint8Array): unknown {
   return TRACE_SCHEMA.toObject(TRACE_SCHEMA.decode(bytes), { longs: String, bytes: String, defaults: true, arrays: true });
 }
 
-/** Our request for `spans`, written over two chunks as the export thread receives them. */
-function ours(spans: readonly sdk.ReadableSpan[]): Uint8Array {
-  const chunks = [spans.slice(0, 2), spans.slice(2)].map((part) => {
-    const writer = new ProtoWriter(64);
-    for (const span of part) writeReadableSpan(writer, span);
-    return writer.finish();
-  });
-  return createRequestEncoder({ resourceAttributes: RESOURCE, scope: SCOPE })({ chunks, spans: spans.length });
+const FRAME = createRequestFrame({ resourceAttributes: RESOURCE, scope: SCOPE });
+
+/** A chunk of `spans` framed as a request, as the main thread posts it. */
+function framedChunk(spans: readonly sdk.ReadableSpan[]): Uint8Array {
+  const writer = new ProtoWriter(FRAME.maxBytes + 64);
+  writer.pos = FRAME.maxBytes;
+  for (const span of spans) writeReadableSpan(writer, span);
+  return writer.bytes.subarray(FRAME.write(writer.bytes, FRAME.maxBytes, writer.pos), writer.pos);
 }
 
-test('the request is the one OpenTelemetry ProtobufTraceSerializer writes for the same spans', async () => {
+test('a framed chunk is the request OpenTelemetry ProtobufTraceSerializer writes for the same spans', async () => {
   const spans = await sdkSpans();
-  assert.equal(spans.length, 6);
-  assert.deepEqual(decode(ours(spans)), decode(ProtobufTraceSerializer.serializeRequest(spans)!));
+  assert.equal(spans.length, 7);
+  assert.deepEqual(decode(framedChunk(spans)), decode(ProtobufTraceSerializer.serializeRequest(spans)!));
 });
 
-test('an empty request is a valid request with no spans', () => {
-  const empty = createRequestEncoder({ resourceAttributes: RESOURCE, scope: SCOPE })({ chunks: [], spans: 0 });
+test('joined requests are one request with each chunk as a resource_spans entry, spans in order', async () => {
+  const spans = await sdkSpans();
+  const parts = [spans.slice(0, 2), spans.slice(2)];
+  const joined = decode(joinRequests(parts.map(framedChunk))) as { resourceSpans: unknown[] };
+  const expected = parts.map((part) => (decode(ProtobufTraceSerializer.serializeRequest(part)!) as { resourceSpans: unknown[] }).resourceSpans[0]);
+  assert.deepEqual(joined.resourceSpans, expected);
+  const single = framedChunk(spans);
+  assert.equal(joinRequests([single]), single, 'a single chunk is sent as it is, not copied');
+});
+
+test('an empty chunk frames as a valid request with no spans', () => {
+  const empty = framedChunk([]);
   const decoded = decode(empty) as { resourceSpans: { scopeSpans: { spans: unknown[]; scope: { name: string } }[] }[] };
   assert.deepEqual(decoded.resourceSpans[0]?.scopeSpans[0]?.spans, []);
   assert.equal(decoded.resourceSpans[0]?.scopeSpans[0]?.scope.name, 'svc');
+});
+
+test('framing refuses a chunk without room in front of its spans', () => {
+  assert.throws(() => FRAME.write(new Uint8Array(64), 4, 10), /needs \d+ bytes more in front of the spans/);
 });
 
 test('a chunk reads back into the spans that were written, to the nanosecond', async () => {

@@ -10,7 +10,7 @@ import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceF
 import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import type { ParentSpan } from '../../src/telemetry/light-span.js';
-import { createInThreadSpanExport, POST_BYTES, POST_DELAY_MS } from '../../src/telemetry/span-export.js';
+import { createInThreadSpanExport, createThreadSpanExport, POST_BYTES, POST_DELAY_MS } from '../../src/telemetry/span-export.js';
 import { hrTimeToMs, writeReadableSpan } from '../../src/telemetry/span-record.js';
 import { SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
@@ -171,3 +171,46 @@ test('through the export thread: light and SDK spans of one trace reach an OTLP 
   }
 });
 
+
+test('through the export thread, a full chunk leaves as one request and its buffer comes back for the next spans', async () => {
+  const receiver = await startHttpReceiver();
+  const original = await richSdkSpan();
+  const results: boolean[] = [];
+  const queue = createThreadSpanExport(
+    {
+      endpoint: { protocol: 'http', url: `${receiver.url}/v1/traces` },
+      timeoutMs: 5_000,
+      headers: {},
+      resourceAttributes: { 'service.name': 'svc' },
+      scope: { name: 'svc' },
+      maxQueuedSpans: 100_000,
+      exportBatchSpans: 1,
+      exportDelayMs: 1,
+    },
+    (result) => results.push(result.code === 0),
+    { maxQueuedSpans: 100_000, clock: createSimulatedClock() },
+  );
+  try {
+    const chunks = 8;
+    let written = 0;
+    for (let round = 0; round < chunks; round++) {
+      // Spans until the chunk fills and is posted (a new chunk opens); then its export is awaited, so its buffer can come back.
+      const chunk = queue.open();
+      for (let into = chunk; into === chunk; into = queue.open()) {
+        writeReadableSpan(into!, original);
+        queue.commit();
+        written += 1;
+      }
+      await queue.flush();
+    }
+    await queue.flush();
+    const received = await receiver.waitForSpans(written);
+    assert.equal(received.length, written, 'every span arrived once');
+    assert.ok(received.every((span) => span.name === original.name && span.resource['service.name'] === 'svc'));
+    assert.ok(results.length >= chunks && results.every(Boolean));
+    assert.ok(queue.chunksAllocated() <= 3, `${queue.chunksAllocated()} chunk buffers allocated for ${chunks} full chunks`);
+  } finally {
+    await queue.shutdown();
+    await receiver.close();
+  }
+});
