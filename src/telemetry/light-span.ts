@@ -80,11 +80,19 @@ function epochMs(time: TimeInput | undefined): number {
 }
 
 
-/** A span of the message path; it is its own `SpanHead` when it is written. */
+/**
+ * A span of the message path; it is its own `SpanHead` when it is written.
+ * It copies what it needs of its parent rather than keeping it: a child
+ * that held its parent would hold the whole chain of a long conversation.
+ */
 export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
   readonly spanId = newSpanId();
   readonly startTime = ORIGIN + performance.now();
   readonly parentIsRemote = false;
+  readonly traceId: string;
+  readonly traceFlags: number;
+  readonly traceState: string;
+  readonly parentSpanId: string;
   private endMs = 0;
   private code = SpanStatusCode.UNSET;
   private message = '';
@@ -92,15 +100,20 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
   private events: RecordedEvent[] | undefined;
   private links: Link[] | undefined;
   private context: SpanContext | undefined;
+  private header: string | undefined;
   private readonly attributes: AttributeList;
 
   constructor(
     private readonly sink: SpanChunkSink,
     private spanName: string,
     readonly kind: SpanKind,
-    private readonly parent: ParentSpan,
+    parent: ParentSpan,
     attributes: Attributes | AttributeList,
   ) {
+    this.traceId = parent.traceId;
+    this.traceFlags = parent.traceFlags;
+    this.traceState = parent.traceState;
+    this.parentSpanId = parent.spanId;
     this.attributes = Array.isArray(attributes) ? attributes : toAttributeList(attributes);
   }
 
@@ -120,34 +133,19 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
     return this.message;
   }
 
-  get parentSpanId(): string {
-    return this.parent.spanId;
-  }
-
-  get traceId(): string {
-    return this.parent.traceId;
-  }
-
-  get traceFlags(): number {
-    return this.parent.traceFlags;
-  }
-
-  get traceState(): string {
-    return this.parent.traceState;
-  }
-
-  /** This span as a W3C `traceparent` value, for the metadata of the message it sends. */
+  /** This span as a W3C `traceparent` value, for the metadata of the message it sends; the same string each time. */
   traceparent(): string {
-    return `00-${this.parent.traceId}-${this.spanId}-${this.parent.traceFlags < 16 ? '0' : ''}${this.parent.traceFlags.toString(16)}`;
+    this.header ??= `00-${this.traceId}-${this.spanId}-${this.traceFlags < 16 ? '0' : ''}${this.traceFlags.toString(16)}`;
+    return this.header;
   }
 
   spanContext(): SpanContext {
     this.context ??= {
-      traceId: this.parent.traceId,
+      traceId: this.traceId,
       spanId: this.spanId,
-      traceFlags: this.parent.traceFlags,
+      traceFlags: this.traceFlags,
       isRemote: false,
-      ...(this.parent.traceState === '' ? {} : { traceState: createTraceState(this.parent.traceState) }),
+      ...(this.traceState === '' ? {} : { traceState: createTraceState(this.traceState) }),
     };
     return this.context;
   }

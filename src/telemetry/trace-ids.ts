@@ -16,14 +16,40 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let offset = 0;
 
-function randomHex(bytes: number): string {
+/** The two lowercase hex digits of each byte value, as character codes: byte b is at 2b and 2b + 1. */
+const HEX_DIGITS = new Uint8Array(512);
+for (let b = 0; b < 256; b++) {
+  const digits = b.toString(16).padStart(2, '0');
+  HEX_DIGITS[2 * b] = digits.charCodeAt(0);
+  HEX_DIGITS[2 * b + 1] = digits.charCodeAt(1);
+}
+
+/** Eight bytes of `bytes` from `at` as 16 hex digits: one flat string, without a call into C++ (`toString('hex')`). */
+function hex8(bytes: Uint8Array, at: number): string {
+  const d = HEX_DIGITS;
+  const b0 = bytes[at]! * 2;
+  const b1 = bytes[at + 1]! * 2;
+  const b2 = bytes[at + 2]! * 2;
+  const b3 = bytes[at + 3]! * 2;
+  const b4 = bytes[at + 4]! * 2;
+  const b5 = bytes[at + 5]! * 2;
+  const b6 = bytes[at + 6]! * 2;
+  const b7 = bytes[at + 7]! * 2;
+  return String.fromCharCode(
+    d[b0]!, d[b0 + 1]!, d[b1]!, d[b1 + 1]!, d[b2]!, d[b2 + 1]!, d[b3]!, d[b3 + 1]!,
+    d[b4]!, d[b4 + 1]!, d[b5]!, d[b5 + 1]!, d[b6]!, d[b6 + 1]!, d[b7]!, d[b7 + 1]!,
+  );
+}
+
+/** `bytes` random bytes (8 or 16) as lowercase hex. */
+function randomHex(bytes: 8 | 16): string {
   if (offset + bytes > pool.length) {
     pool = randomBytes(POOL_BYTES);
     offset = 0;
   }
-  const hex = pool.toString('hex', offset, offset + bytes);
+  const at = offset;
   offset += bytes;
-  return hex;
+  return bytes === 8 ? hex8(pool, at) : hex8(pool, at) + hex8(pool, at + 8);
 }
 
 export function isTraceId(value: string): boolean {

@@ -55,6 +55,43 @@ describe('message trace', () => {
     );
   });
 
+  it('a traceparent is read as the W3C propagator reads it, whichever way it is checked', async () => {
+    const { tracing, spans } = memoryTracing();
+    const subject = createMessageTrace(tracing);
+    const [version, traceId, spanId] = SAMPLED.split('-') as [string, string, string];
+    const cases: Array<[string, string, string | undefined]> = [
+      ['version 00, lowercase', SAMPLED, spanId],
+      ['a later version with more fields', `cc-${traceId}-${spanId}-01-later`, spanId],
+      ['upper-case hex is not W3C', SAMPLED.toUpperCase(), undefined],
+      ['an all-zero trace id', `${version}-${'0'.repeat(32)}-${spanId}-01`, undefined],
+      ['an all-zero span id', `${version}-${traceId}-${'0'.repeat(16)}-01`, undefined],
+      ['a letter that is not hex', `${version}-${traceId}-${spanId.slice(0, 15)}g-01`, undefined],
+      ['one digit short', SAMPLED.slice(0, 54), undefined],
+    ];
+    const ids: string[] = [];
+    for (const [, traceparent] of cases) {
+      const sent = message({ traceparent });
+      ids.push(sent.message_id);
+      const span = subject.startExecution('agent-b', sent);
+      assert.ok(span, 'rate 1: a span either way');
+      subject.endExecution(span, ok);
+    }
+    const finished = await spans();
+    assert.equal(finished.length, cases.length);
+    for (const [i, [name, , parent]] of cases.entries()) {
+      // Light spans are written after the turn's work, SDK spans at once: found by message id, not by order.
+      const span = finished.find((s) => s.attributes[SPAN_ATTRIBUTES.messageId] === ids[i]);
+      assert.ok(span, name);
+      if (parent === undefined) {
+        assert.equal(parentOf(span), '', `${name}: a new trace`);
+        assert.notEqual(span.spanContext().traceId, traceId, name);
+      } else {
+        assert.equal(parentOf(span), parent, `${name}: a child of the message's context`);
+        assert.equal(span.spanContext().traceId, traceId, name);
+      }
+    }
+  });
+
   it('a failed execution is an error span with the failure as its status message', async () => {
     const { tracing, spans } = memoryTracing();
     const subject = createMessageTrace(tracing);
