@@ -10,7 +10,10 @@
  * trace sampled), and they are light spans (telemetry/light-span.ts): this
  * path carries 50–100k messages a second, two spans a message, where the
  * SDK's spans cost several times more. Their parent comes straight from the
- * `traceparent` string a message carries, without building a context.
+ * `traceparent` string a message carries, without building a context; a
+ * message this process stamped a moment ago (an agent's reply to an agent
+ * here, the usual case) finds its sending span among the last ones instead,
+ * and its `traceparent` is not parsed at all.
  * A trace that is not recorded still travels: its context passes on
  * unchanged (a message an agent sends carries the `traceparent` of the
  * message it handled), which costs two string copies and keeps the trace id
@@ -147,6 +150,29 @@ function unsampled(traceparent: string | undefined): boolean {
   return (digit & TraceFlags.SAMPLED) === 0;
 }
 
+/**
+ * The last messages stamped by light spans, and those spans, in a ring.
+ * An execution usually starts within a few dozen sends of its message's
+ * own, and finds its parent here by the message object, for a few pointer
+ * comparisons instead of parsing and checking a `traceparent`. Shared by
+ * every server of the process: a message object belongs to one of them only.
+ */
+const RECENT_SENDS = 64;
+const recentMessages: (Message | undefined)[] = new Array<Message | undefined>(RECENT_SENDS).fill(undefined);
+const recentSenders: (LightSpan | undefined)[] = new Array<LightSpan | undefined>(RECENT_SENDS).fill(undefined);
+let nextRecent = 0;
+
+/** The light span that stamped `message`, if it is a recent one and the message still carries its context. */
+function recentSender(message: Message): LightSpan | undefined {
+  for (let back = 1; back <= RECENT_SENDS; back++) {
+    const at = (nextRecent - back) & (RECENT_SENDS - 1);
+    if (recentMessages[at] !== message) continue;
+    const span = recentSenders[at]!;
+    return message.metadata[TRACEPARENT] === span.traceparent() ? span : undefined;
+  }
+  return undefined;
+}
+
 /** Writes the context of `span` into the metadata of `message`, replacing what was there. */
 function stamp(message: Message, span: Span): void {
   const metadata = message.metadata;
@@ -157,6 +183,9 @@ function stamp(message: Message, span: Span): void {
   }
   metadata[TRACEPARENT] = span.traceparent();
   if (span.traceState !== '') metadata[TRACESTATE] = span.traceState;
+  recentMessages[nextRecent] = message;
+  recentSenders[nextRecent] = span;
+  nextRecent = (nextRecent + 1) & (RECENT_SENDS - 1);
 }
 
 export function createMessageTrace(tracing: Tracing): MessageTrace {
@@ -208,7 +237,7 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
 
     startExecution(agentId, message) {
       if (!tracing.exporting || unsampled(message.metadata[TRACEPARENT])) return undefined;
-      const parent = messageParent(message.metadata);
+      const parent = recentSender(message) ?? messageParent(message.metadata);
       if (parent !== undefined) {
         const list = [SPAN_ATTRIBUTES.agentId, agentId, SPAN_ATTRIBUTES.messageId, message.message_id, SPAN_ATTRIBUTES.messageType, message.message_type];
         return tracing.startLightSpan(SPANS.agentExecute, SpanKind.CONSUMER, parent, list);

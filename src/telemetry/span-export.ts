@@ -37,11 +37,18 @@ import { readSpans } from './span-record-reader.js';
 type ReadableSpan = tracing.ReadableSpan;
 type ExportResult = Parameters<Parameters<tracing.SpanExporter['export']>[1]>[0];
 
-/** Size of a chunk of encoded spans (about 800 message-path spans); a chunk goes to the export thread once it holds `POST_BYTES`. */
-export const CHUNK_BYTES = 256 * 1024;
+/**
+ * Size of a chunk of encoded spans (about 3,300 message-path spans); a chunk
+ * goes to the export thread once it holds `POST_BYTES`, and becomes one
+ * export request. Each request costs wake-ups of the export thread and the
+ * collector beyond its bytes, and on a two-core machine those slow the
+ * agents: 1 MiB chunks made tracing at 1.0 cost about 12% of message
+ * throughput where 256 KiB chunks cost about 15% (docs/benchmarks.md).
+ */
+export const CHUNK_BYTES = 1024 * 1024;
 export const POST_BYTES = CHUNK_BYTES - 16 * 1024;
-/** A chunk that is not full goes after this long, copied to a buffer of its size. */
-export const POST_DELAY_MS = 100;
+/** A chunk that is not full goes after this long, copied to a buffer of its size: a quiet server's spans reach the collector within a second. */
+export const POST_DELAY_MS = 500;
 /** Chunk buffers kept for reuse once the export thread hands them back. */
 export const SPARE_CHUNKS = 4;
 /** A dropping queue is reported at most this often. */

@@ -53,12 +53,13 @@ import { newSpanId, newTraceId } from './trace-ids.js';
 
 /**
  * Spans waiting for export on each side of the export thread; past it new spans are dropped, so a
- * stalled collector bounds memory (under 1 KiB a span: at most 16 MiB a side). At 100k spans a
- * second it covers the 160 ms the low-priority export thread may wait for a core.
+ * stalled collector bounds memory (message-path spans are about 300 bytes: some 10 MB a side). At
+ * 100k spans a second it covers ten 1 MiB chunks, or 320 ms the low-priority export thread may
+ * wait for a core.
  */
-export const MAX_QUEUED_SPANS = 16_384;
-/** Spans that make an OTLP request go at once. */
-export const EXPORT_BATCH_SPANS = 512;
+export const MAX_QUEUED_SPANS = 32_768;
+/** Spans that make an OTLP request go at once: a full chunk (span-export.ts) holds more, so it goes as its own request. */
+export const EXPORT_BATCH_SPANS = 1024;
 /** Wait between exports: traces show up within seconds while a busy server sends few requests. */
 export const EXPORT_DELAY_MS = 2_000;
 /** The instrumentation scope name of every span. */
