@@ -141,7 +141,9 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
   let lastDropLine = -Infinity;
   let timer: NodeJS.Timeout | undefined;
   let stopped: Promise<void> | undefined;
+  // Two lists that take turns, so a busy server does not grow a new one every turn of the event loop.
   let deferred: DeferredSpan[] = [];
+  let deferredSpare: DeferredSpan[] = [];
   let writing: NodeJS.Immediate | undefined;
 
   const delivery = deliveryFor({
@@ -205,12 +207,17 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
       writing = undefined;
     }
     const spans = deferred;
-    deferred = [];
-    for (const span of spans) {
-      const into = open();
-      if (into === undefined) continue;
-      span.writeTo(into);
-      commit();
+    deferred = deferredSpare;
+    deferredSpare = spans;
+    try {
+      for (const span of spans) {
+        const into = open();
+        if (into === undefined) continue;
+        span.writeTo(into);
+        commit();
+      }
+    } finally {
+      spans.length = 0;
     }
   }
 
