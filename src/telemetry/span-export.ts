@@ -42,8 +42,8 @@ type ExportResult = Parameters<Parameters<tracing.SpanExporter['export']>[1]>[0]
  * goes to the export thread once it holds `POST_BYTES`, and becomes one
  * export request. Each request costs wake-ups of the export thread and the
  * collector beyond its bytes, and on a two-core machine those slow the
- * agents: 1 MiB chunks made tracing at 1.0 cost about 12% of message
- * throughput where 256 KiB chunks cost about 15% (docs/benchmarks.md).
+ * agents: 1 MiB chunks instead of 256 KiB took a few percent off what
+ * tracing at 1.0 costs message throughput (docs/benchmarks.md).
  */
 export const CHUNK_BYTES = 1024 * 1024;
 export const POST_BYTES = CHUNK_BYTES - 16 * 1024;
