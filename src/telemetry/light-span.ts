@@ -100,7 +100,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
   private events: RecordedEvent[] | undefined;
   private links: Link[] | undefined;
   private context: SpanContext | undefined;
-  private header: string | undefined;
+  private traceparentText: string | undefined;
   private readonly attributes: AttributeList;
 
   constructor(
@@ -135,8 +135,8 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
 
   /** This span as a W3C `traceparent` value, for the metadata of the message it sends; the same string each time. */
   traceparent(): string {
-    this.header ??= `00-${this.traceId}-${this.spanId}-${this.traceFlags < 16 ? '0' : ''}${this.traceFlags.toString(16)}`;
-    return this.header;
+    this.traceparentText ??= `00-${this.traceId}-${this.spanId}-${this.traceFlags < 16 ? '0' : ''}${this.traceFlags.toString(16)}`;
+    return this.traceparentText;
   }
 
   spanContext(): SpanContext {

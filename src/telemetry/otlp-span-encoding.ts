@@ -35,20 +35,8 @@ export interface RequestFrame {
   write(bytes: Uint8Array, spansStart: number, spansEnd: number): number;
 }
 
-const LENGTH_DELIMITED = (field: number): number => field * 8 + WIRE.bytes;
 /** A length below 2^35 takes at most five varint bytes. */
 const MAX_LENGTH_BYTES = 5;
-
-function encodeVarint(value: number, into: Uint8Array, at: number): number {
-  let rest = value;
-  let pos = at;
-  while (rest >= 0x80) {
-    into[pos++] = (rest % 0x80) | 0x80;
-    rest = Math.floor(rest / 0x80);
-  }
-  into[pos++] = rest;
-  return pos;
-}
 
 /** The framing for one resource and scope; their bytes are made once. */
 export function createRequestFrame(encoding: EncodingScope): RequestFrame {
@@ -72,14 +60,14 @@ export function createRequestFrame(encoding: EncodingScope): RequestFrame {
       const framing = 1 + varintSize(resourceSpans) + resourceField.length + 1 + varintSize(scopeSpans) + scopeField.length;
       const start = spansStart - framing;
       if (start < 0) throw new RangeError(`the request framing needs ${-start} bytes more in front of the spans`);
-      let pos = start;
-      bytes[pos++] = LENGTH_DELIMITED(1);
-      pos = encodeVarint(resourceSpans, bytes, pos);
-      bytes.set(resourceField, pos);
-      pos += resourceField.length;
-      bytes[pos++] = LENGTH_DELIMITED(2);
-      pos = encodeVarint(scopeSpans, bytes, pos);
-      bytes.set(scopeField, pos);
+      const w = ProtoWriter.over(bytes);
+      w.pos = start;
+      w.key(1, WIRE.bytes);
+      w.varint(resourceSpans);
+      w.raw(resourceField);
+      w.key(2, WIRE.bytes);
+      w.varint(scopeSpans);
+      w.raw(scopeField);
       return start;
     },
   };
