@@ -239,7 +239,19 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
       if (!tracing.exporting || unsampled(message.metadata[TRACEPARENT])) return undefined;
       const parent = recentSender(message) ?? messageParent(message.metadata);
       if (parent !== undefined) {
-        const list = [SPAN_ATTRIBUTES.agentId, agentId, SPAN_ATTRIBUTES.messageId, message.message_id, SPAN_ATTRIBUTES.messageType, message.message_type];
+        // The status and fuel are filled in by `endExecution`, which every execution reaches; listed now, so the list never grows.
+        const list = [
+          SPAN_ATTRIBUTES.agentId,
+          agentId,
+          SPAN_ATTRIBUTES.messageId,
+          message.message_id,
+          SPAN_ATTRIBUTES.messageType,
+          message.message_type,
+          SPAN_ATTRIBUTES.executionStatus,
+          '',
+          FUEL_USED_ATTRIBUTE,
+          0,
+        ];
         return tracing.startLightSpan(SPANS.agentExecute, SpanKind.CONSUMER, parent, list);
       }
       const attributes = {
