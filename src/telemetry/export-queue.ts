@@ -1,8 +1,13 @@
 /**
- * Chunks of encoded spans waiting to be exported: a request goes as soon
- * as `exportBatchSpans` spans wait, or `exportDelayMs` after the first of
- * them arrived, and carries every chunk waiting then. Spans waiting and in
- * flight stay under `maxQueuedSpans`; a chunk past it is refused (and
+ * Chunks of encoded spans waiting to be exported (the export thread's side
+ * of span-export.ts). The main thread posts several chunks at a time; each
+ * goes at once as its own request while fewer than `maxRequests` are in
+ * flight, and the last free slot takes every chunk still waiting, joined
+ * into one request. Joining costs a copy on this thread and a large body
+ * for the collector, which slowed the agents more than a few concurrent
+ * requests (docs/benchmarks.md), so it is kept for a slow collector: it
+ * gets fewer, larger requests instead of failed ones. Spans waiting and in
+ * flight stay under `maxQueuedSpans`; a post past it is refused (and
  * counted as dropped by the caller).
  */
 import { core } from '@opentelemetry/sdk-node';
@@ -12,14 +17,14 @@ type ExportResult = Parameters<Parameters<SpanChunkExporter['export']>[1]>[0];
 
 export interface ExportQueueSettings {
   maxQueuedSpans: number;
-  exportBatchSpans: number;
-  exportDelayMs: number;
+  /** Requests in flight at once: the exporter's own limit, past which it fails a request at once. */
+  maxRequests: number;
 }
 
 export interface ExportQueue {
-  /** Queues a chunk of `spans` spans; false when the queue is full and the chunk is dropped. */
-  add(chunk: Uint8Array, spans: number): boolean;
-  /** Sends what waits and resolves when every request in flight has answered. */
+  /** Queues chunks, `spans[i]` spans in `chunks[i]`; false when the queue is full and they are all dropped. */
+  add(chunks: readonly Uint8Array[], spans: readonly number[]): boolean;
+  /** Sends what waits (as slots free) and resolves when every request has answered. */
   flush(): Promise<void>;
   /** Flushes, then closes the exporter. */
   shutdown(): Promise<void>;
@@ -31,43 +36,66 @@ export function createExportQueue(
   settings: ExportQueueSettings,
   onResult: (result: ExportResult, chunks: readonly Uint8Array[]) => void,
 ): ExportQueue {
-  let pending: Uint8Array[] = [];
+  const pending: Uint8Array[] = [];
+  const pendingCounts: number[] = [];
   let pendingSpans = 0;
-  let inFlight = 0;
-  let timer: NodeJS.Timeout | undefined;
+  let inFlightSpans = 0;
+  let requests = 0;
+  /** Flushes waiting for the queue to empty. */
+  let drained: (() => void)[] = [];
+
+  function settle(): void {
+    if (requests > 0 || pendingSpans > 0) return;
+    const waiting = drained;
+    drained = [];
+    for (const done of waiting) done();
+  }
 
   function exportPending(): void {
-    if (timer !== undefined) {
-      clearTimeout(timer);
-      timer = undefined;
+    while (pending.length > 0 && requests < settings.maxRequests) {
+      // One request per chunk while slots last; the last slot takes all that wait.
+      const take = settings.maxRequests - requests === 1 ? pending.length : 1;
+      const counts = pendingCounts.splice(0, take);
+      send({ chunks: pending.splice(0, take), spans: counts.reduce((sum, count) => sum + count, 0) });
     }
-    if (pendingSpans === 0) return;
-    const request = { chunks: pending, spans: pendingSpans };
-    pending = [];
-    pendingSpans = 0;
-    inFlight += request.spans;
+  }
+
+  function send(request: { chunks: Uint8Array[]; spans: number }): void {
+    pendingSpans -= request.spans;
+    inFlightSpans += request.spans;
+    requests += 1;
     exporter.export(request, (result) => {
-      inFlight -= request.spans;
+      inFlightSpans -= request.spans;
       onResult(result, request.chunks);
+      // OpenTelemetry's exporter frees its slot only after this callback returns, a microtask later.
+      setImmediate(() => {
+        requests -= 1;
+        exportPending();
+        settle();
+      });
     });
   }
 
+  async function flush(): Promise<void> {
+    exportPending();
+    if (requests > 0 || pendingSpans > 0) await new Promise<void>((resolve) => drained.push(resolve));
+    await exporter.forceFlush();
+  }
+
   return {
-    add(chunk, spans) {
-      if (pendingSpans + inFlight + spans > settings.maxQueuedSpans) return false;
-      pending.push(chunk);
-      pendingSpans += spans;
-      if (pendingSpans >= settings.exportBatchSpans) exportPending();
-      else timer ??= setTimeout(exportPending, settings.exportDelayMs).unref();
+    add(chunks, spans) {
+      const total = spans.reduce((sum, count) => sum + count, 0);
+      if (pendingSpans + inFlightSpans + total > settings.maxQueuedSpans) return false;
+      pending.push(...chunks);
+      pendingCounts.push(...spans);
+      pendingSpans += total;
+      exportPending();
       return true;
     },
-    flush() {
-      exportPending();
-      return exporter.forceFlush();
-    },
-    shutdown() {
-      exportPending();
-      return exporter.shutdown();
+    flush,
+    async shutdown() {
+      await flush();
+      await exporter.shutdown();
     },
   };
 }

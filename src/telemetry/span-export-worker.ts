@@ -1,9 +1,8 @@
 /**
  * The export thread (span-export.ts): the chunks the main thread posts are
- * whole OTLP requests; it sends them with the OTLP exporter as soon as
- * `exportBatchSpans` spans wait (or whatever arrived within
- * `exportDelayMs`), and reports each result back so the main thread logs
- * failures. Once a request has been delivered, its chunk buffers go back
+ * whole OTLP requests; it sends each post with the OTLP exporter as one
+ * request (export-queue.ts), and reports each result back so the main
+ * thread logs failures. Once a request has been delivered, its chunk buffers go back
  * to the main thread for reuse. Spans queued here and in flight stay under
  * `maxQueuedSpans`; past it arriving chunks are dropped and the main thread
  * told. The thread runs at the lowest CPU priority. Flush and shutdown
@@ -12,7 +11,7 @@
 import { constants, setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { createExportQueue, exportSucceeded } from './export-queue.js';
-import { createSpanChunkExporter } from './otlp-exporter.js';
+import { createSpanChunkExporter, EXPORT_CONCURRENCY } from './otlp-exporter.js';
 import type { ExportWorkerInit, FromExportWorker, ToExportWorker } from './span-export.js';
 
 const port = parentPort;
@@ -33,7 +32,7 @@ const exporter = createSpanChunkExporter(init.endpoint, { timeoutMs: init.timeou
 /** The buffers of `chunks`, to hand back. */
 const buffersOf = (chunks: readonly Uint8Array[]): ArrayBuffer[] => chunks.map((chunk) => chunk.buffer as ArrayBuffer);
 
-const queue = createExportQueue(exporter, init, (result, chunks) => {
+const queue = createExportQueue(exporter, { maxQueuedSpans: init.maxQueuedSpans, maxRequests: EXPORT_CONCURRENCY }, (result, chunks) => {
   if (exportSucceeded(result)) {
     const buffers = buffersOf(chunks);
     send({ event: 'result', ok: true, buffers }, buffers);
@@ -44,11 +43,12 @@ const queue = createExportQueue(exporter, init, (result, chunks) => {
 });
 
 port.on('message', (message: ToExportWorker) => {
-  if ('chunk' in message) {
-    send({ event: 'accepted', spans: message.spans });
-    if (!queue.add(message.chunk, message.spans)) {
-      const buffers = buffersOf([message.chunk]);
-      send({ event: 'dropped', spans: message.spans, buffers }, buffers);
+  if ('chunks' in message) {
+    const spans = message.spans.reduce((sum, count) => sum + count, 0);
+    send({ event: 'accepted', spans });
+    if (!queue.add(message.chunks, message.spans)) {
+      const buffers = buffersOf(message.chunks);
+      send({ event: 'dropped', spans, buffers }, buffers);
     }
     return;
   }

@@ -4,7 +4,9 @@
  * hands full chunks to an export thread (span-export-worker.ts) without
  * copying them: the chunk keeps room in front of its spans for the
  * request's framing (otlp-span-encoding.ts), so it leaves as a whole OTLP
- * request and its buffer is transferred. The export thread sends it with
+ * request and its buffer is transferred. Full chunks are posted several at
+ * a time (`POST_BATCH_SPANS`), and every span within `POST_DELAY_MS`, so
+ * the export thread wakes seldom. The export thread sends it with
  * OpenTelemetry's OTLP exporter and, once the collector has it, hands the
  * buffer back for the next spans, so the main thread seldom allocates a
  * chunk. The export thread has almost nothing to do, which matters as much
@@ -12,8 +14,8 @@
  * makes every wake-up of an executor thread slower (docs/observability.md,
  * "Export and failure").
  *
- * Memory is bounded at each step: spans posted and not yet taken by the
- * export thread plus spans in the open chunk stay under `maxQueuedSpans`,
+ * Memory is bounded at each step: spans held or posted and not yet taken by
+ * the export thread plus spans in the open chunk stay under `maxQueuedSpans`,
  * and the export thread drops past the same bound when a collector is
  * slower than the server; drops are logged at most once a minute. At most
  * `SPARE_CHUNKS` buffers wait for reuse.
@@ -39,18 +41,28 @@ type ExportResult = Parameters<Parameters<tracing.SpanExporter['export']>[1]>[0]
 
 /**
  * Size of a chunk of encoded spans (about 3,300 message-path spans); a chunk
- * goes to the export thread once it holds `POST_BYTES`, and becomes one
- * export request. Each request costs wake-ups of the export thread and the
- * collector beyond its bytes, and on a two-core machine those slow the
- * agents: 1 MiB chunks instead of 256 KiB took a few percent off what
- * tracing at 1.0 costs message throughput (docs/benchmarks.md).
+ * is full once it holds `POST_BYTES`.
  */
 export const CHUNK_BYTES = 1024 * 1024;
 export const POST_BYTES = CHUNK_BYTES - 16 * 1024;
-/** A chunk that is not full goes after this long, copied to a buffer of its size: a quiet server's spans reach the collector within a second. */
-export const POST_DELAY_MS = 500;
-/** Chunk buffers kept for reuse once the export thread hands them back. */
-export const SPARE_CHUNKS = 4;
+/**
+ * Full chunks wait on this thread until they hold this many spans, or
+ * `POST_BATCH_CHUNKS` of them wait (large spans), and then go to the export
+ * thread in one post, which becomes one export request. Each post costs
+ * wake-ups of the export thread and the collector beyond its bytes, and on
+ * a two-core machine those slow the agents (docs/benchmarks.md). Held spans
+ * count against `maxQueuedSpans` like posted ones.
+ */
+export const POST_BATCH_SPANS = 8_192;
+export const POST_BATCH_CHUNKS = 4;
+/**
+ * Every span is posted at most this long after it was written; the chunk
+ * that is not full goes along as a copy of its size, so a quiet server's
+ * spans reach the collector within about this long.
+ */
+export const POST_DELAY_MS = 2_000;
+/** Chunk buffers kept for reuse once the export thread hands them back: what one post takes, and the open chunk. */
+export const SPARE_CHUNKS = POST_BATCH_CHUNKS + 1;
 /** A dropping queue is reported at most this often. */
 export const DROP_LOG_INTERVAL_MS = 60_000;
 
@@ -60,20 +72,16 @@ export interface ExportWorkerInit {
   headers: Record<string, string>;
   resourceAttributes: Attributes;
   scope: { name: string; version?: string };
-  /** Spans the thread holds, queued and in flight; past it arriving chunks are dropped. */
+  /** Spans the thread holds, queued and in flight; past it arriving posts are dropped. */
   maxQueuedSpans: number;
-  /** Spans that make an export request go at once. */
-  exportBatchSpans: number;
-  /** The longest a span waits for more to fill its request. */
-  exportDelayMs: number;
 }
 
 /**
- * Main thread to export thread: a chunk of encoded spans that is a whole
- * export request (a view of its buffer, which is transferred), or a request
- * answered by id.
+ * Main thread to export thread: chunks of encoded spans, each a whole
+ * export request (views of their buffers, which are transferred), with
+ * `spans[i]` spans in `chunks[i]`; or a request answered by id.
  */
-export type ToExportWorker = { chunk: Uint8Array; spans: number } | { request: 'flush' | 'shutdown'; id: number };
+export type ToExportWorker = { chunks: Uint8Array[]; spans: number[] } | { request: 'flush' | 'shutdown'; id: number };
 /** Export thread to main thread; `buffers` are chunk buffers handed back for reuse (transferred). */
 export type FromExportWorker =
   | { event: 'accepted'; spans: number }
@@ -81,14 +89,22 @@ export type FromExportWorker =
   | { event: 'result'; ok: boolean; reason?: string; buffers: ArrayBuffer[] }
   | { event: 'done'; id: number };
 
+/** A chunk written and not yet posted: `spans` spans from the chunk's front space up to `end`. */
+interface WrittenChunk {
+  bytes: Uint8Array;
+  end: number;
+  spans: number;
+}
+
 /** Where posted chunks go: the export thread, or a processor in this thread. */
 interface Delivery {
   /**
-   * Takes `bytes`, which is its own from now on: `spans` spans from
-   * `start` to `end`, with the space in front of `start` free. `accepted`
-   * is called with the count once the processor has them.
+   * Takes `chunks`, which are its own from now on: `spans` spans in all,
+   * each chunk's from `start` to its `end`, with the space in front of
+   * `start` free. `accepted` is called with the count once the processor
+   * has them.
    */
-  deliver(bytes: Uint8Array, start: number, end: number, spans: number): void;
+  deliver(chunks: readonly WrittenChunk[], start: number, spans: number): void;
   flush(): Promise<void>;
   shutdown(): Promise<void>;
 }
@@ -134,7 +150,12 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
   }
 
   let chunk = newChunk();
+  /** Spans in the open chunk. */
   let written = 0;
+  /** Full chunks waiting for the next post. */
+  let held: WrittenChunk[] = [];
+  let heldSpans = 0;
+  /** Spans held or posted and not yet taken by the processor. */
   let posted = 0;
   let dropped = 0;
   let unreportedDrops = 0;
@@ -156,26 +177,35 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
     },
   });
 
+  /** Moves the open chunk's spans to the held ones: the chunk itself when it is full, else a copy of its size (the buffer is kept for the next spans). */
+  function hold(): void {
+    if (written === 0) return;
+    const end = chunk.pos;
+    if (end >= POST_BYTES) {
+      held.push({ bytes: chunk.bytes, end, spans: written });
+      chunk = newChunk();
+    } else {
+      held.push({ bytes: chunk.finish(), end, spans: written });
+      chunk.pos = frontBytes;
+    }
+    heldSpans += written;
+    posted += written;
+    written = 0;
+  }
+
+  /** Posts every span written: the held chunks and the open one's spans. */
   function post(): void {
     if (timer !== undefined) {
       clearTimeout(timer);
       timer = undefined;
     }
-    if (written === 0) return;
-    const spans = written;
-    const end = chunk.pos;
-    let bytes: Uint8Array;
-    if (end >= POST_BYTES) {
-      bytes = chunk.bytes;
-      chunk = newChunk();
-    } else {
-      // A partial chunk (a quiet server) leaves as a copy; the buffer is kept for the next spans.
-      bytes = chunk.finish();
-      chunk.pos = frontBytes;
-    }
-    written = 0;
-    posted += spans;
-    delivery.deliver(bytes, frontBytes, end, spans);
+    hold();
+    if (heldSpans === 0) return;
+    const chunks = held;
+    const spans = heldSpans;
+    held = [];
+    heldSpans = 0;
+    delivery.deliver(chunks, frontBytes, spans);
   }
 
   function drop(spans = 1): undefined {
@@ -197,8 +227,10 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
 
   function commit(): void {
     written += 1;
-    if (chunk.pos >= POST_BYTES) post();
-    else if (timer === undefined) timer = setTimeout(post, POST_DELAY_MS).unref();
+    timer ??= setTimeout(post, POST_DELAY_MS).unref();
+    if (chunk.pos < POST_BYTES) return;
+    hold();
+    if (heldSpans >= POST_BATCH_SPANS || held.length >= POST_BATCH_CHUNKS) post();
   }
 
   function writeDeferred(): void {
@@ -255,10 +287,12 @@ export function createInThreadSpanExport(
   options: SpanExportOptions,
 ): SpanExport {
   return createSpanExport(options, (events) => ({
-    deliver(bytes, start, end, spans) {
-      for (const span of readSpans(bytes.subarray(start, end), resource, scope)) processor.onEnd(span);
+    deliver(chunks, start, spans) {
+      for (const { bytes, end } of chunks) {
+        for (const span of readSpans(bytes.subarray(start, end), resource, scope)) processor.onEnd(span);
+        events.reuse(bytes.buffer as ArrayBuffer);
+      }
       events.accepted(spans);
-      events.reuse(bytes.buffer as ArrayBuffer);
     },
     flush: () => processor.forceFlush(),
     shutdown: () => processor.shutdown(),
@@ -266,8 +300,9 @@ export function createInThreadSpanExport(
 }
 
 /**
- * Spans exported from the export thread. The thread starts with the first
- * chunk, so a server that never samples a span never starts it. `report`
+ * Spans exported from the export thread. The thread starts at once: it
+ * takes a few hundred milliseconds to load, and a server under load from
+ * its first second would fill the queue before it is up. `report`
  * gets the result of every export request (otlp-exporter.ts logs failures).
  */
 export function createThreadSpanExport(init: ExportWorkerInit, report: (result: ExportResult) => void, options: SpanExportOptions): SpanExport {
@@ -328,12 +363,14 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
       });
     }
 
+    thread();
     return {
-      deliver(bytes, start, end, spans) {
+      deliver(chunks, start, spans) {
         const target = thread();
         if (target !== undefined) {
-          const request = bytes.subarray(frame.write(bytes, start, end), end);
-          target.postMessage({ chunk: request, spans } satisfies ToExportWorker, [bytes.buffer as ArrayBuffer]);
+          const requests = chunks.map(({ bytes, end }) => bytes.subarray(frame.write(bytes, start, end), end));
+          const counts = chunks.map((chunk) => chunk.spans);
+          target.postMessage({ chunks: requests, spans: counts } satisfies ToExportWorker, requests.map((request) => request.buffer as ArrayBuffer));
           return;
         }
         // No thread to take them (it failed, or the export was shut down): the spans are dropped, and counted.

@@ -52,15 +52,18 @@ import {
 import { newSpanId, newTraceId } from './trace-ids.js';
 
 /**
- * Spans waiting for export on each side of the export thread; past it new spans are dropped, so a
- * stalled collector bounds memory (message-path spans are about 300 bytes: some 10 MB a side). At
- * 100k spans a second it covers ten 1 MiB chunks, or 320 ms the low-priority export thread may
- * wait for a core.
+ * Spans waiting for export on each side of the export thread, those held for the next post
+ * included; past it new spans are dropped, so a stalled collector bounds memory (message-path
+ * spans are about 300 bytes: some 10 MB a side). At 100k spans a second it covers four posts of
+ * 8,192 spans, or 320 ms the low-priority export thread may wait for a core.
  */
 export const MAX_QUEUED_SPANS = 32_768;
-/** Spans that make an OTLP request go at once: a full chunk (span-export.ts) holds more, so it goes as its own request. */
+/**
+ * The batch processor's settings for an exporter handed in (tests, benchmarks): spans that make
+ * an export go at once, and the longest wait between exports. Spans for the OTLP endpoint are
+ * gathered by span-export.ts instead.
+ */
 export const EXPORT_BATCH_SPANS = 1024;
-/** Wait between exports: traces show up within seconds while a busy server sends few requests. */
 export const EXPORT_DELAY_MS = 2_000;
 /** The instrumentation scope name of every span. */
 export const TRACER_NAME = 'svc';
@@ -156,8 +159,6 @@ function spanExportFor(config: TracingConfig, options: TracingOptions, clock: Cl
     resourceAttributes: resource.attributes,
     scope,
     maxQueuedSpans: MAX_QUEUED_SPANS,
-    exportBatchSpans: EXPORT_BATCH_SPANS,
-    exportDelayMs: EXPORT_DELAY_MS,
   };
   return createThreadSpanExport(init, report, queue);
 }

@@ -280,3 +280,75 @@ export async function startSilentCollector(): Promise<{ url: string; close(): Pr
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   return { url: `http://127.0.0.1:${address.port}`, close: () => closeHttp(server) };
 }
+
+/** One request a held collector received: its `resource_spans` entries and spans. */
+export interface HeldRequest {
+  resourceSpans: number;
+  spans: number;
+}
+
+/**
+ * A slow OTLP/HTTP collector: it answers nothing until `release()`, which
+ * answers every open request and those arriving afterwards at once. It
+ * records each request and the most it held open at a time.
+ */
+export async function startHeldCollector(): Promise<{
+  url: string;
+  requests: HeldRequest[];
+  mostOpen(): number;
+  /** Resolves once `count` requests are open (unanswered); rejects after `timeoutMs`. */
+  waitForOpen(count: number, timeoutMs?: number): Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}> {
+  const requests: HeldRequest[] = [];
+  let open: (() => void)[] = [];
+  let most = 0;
+  let released = false;
+  const waiters = new Set<() => void>();
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const request = decodeProtobuf(Buffer.concat(chunks));
+      const entries = request.resourceSpans ?? [];
+      requests.push({ resourceSpans: entries.length, spans: flatten(request).length });
+      const answer = () => res.writeHead(200, { 'Content-Type': 'application/x-protobuf' }).end();
+      if (released) return answer();
+      open.push(answer);
+      most = Math.max(most, open.length);
+      for (const waiter of [...waiters]) waiter();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    requests,
+    mostOpen: () => most,
+    waitForOpen(count, timeoutMs = 10_000) {
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          waiters.delete(check);
+          reject(new Error(`${open.length} requests open, not ${count}, after ${timeoutMs} ms`));
+        }, timeoutMs);
+        function check(): void {
+          if (open.length < count) return;
+          clearTimeout(timer);
+          waiters.delete(check);
+          resolve();
+        }
+        waiters.add(check);
+        check();
+      });
+    },
+    release() {
+      released = true;
+      const answers = open;
+      open = [];
+      for (const answer of answers) answer();
+    },
+    close: () => closeHttp(server),
+  };
+}

@@ -10,7 +10,7 @@ import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceF
 import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import type { ParentSpan } from '../../src/telemetry/light-span.js';
-import { createInThreadSpanExport, createThreadSpanExport, POST_BYTES, POST_DELAY_MS } from '../../src/telemetry/span-export.js';
+import { createInThreadSpanExport, createThreadSpanExport, POST_BATCH_CHUNKS, POST_BATCH_SPANS, POST_BYTES, POST_DELAY_MS } from '../../src/telemetry/span-export.js';
 import { hrTimeToMs, writeReadableSpan } from '../../src/telemetry/span-record.js';
 import { SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
@@ -125,24 +125,54 @@ test('the queue holds at most maxQueuedSpans, drops the rest, and says so once p
   assert.equal(queue.open(), undefined, 'nothing after shutdown');
 });
 
-test('a chunk that fills goes to the processor at once, a partial one after a short delay', async () => {
+/** A queue in this thread, to an in-memory exporter; `add` writes one copy of `span` and reports the chunks opened so far. */
+function chunkCounting(span: sdk.ReadableSpan) {
   const exporter = new sdk.InMemorySpanExporter();
-  const clock = createSimulatedClock();
-  const queue = createInThreadSpanExport(new sdk.SimpleSpanProcessor(exporter), resources.resourceFromAttributes({}), { name: 'svc' }, { maxQueuedSpans: 100_000, clock });
-  const original = await richSdkSpan();
+  const queue = createInThreadSpanExport(new sdk.SimpleSpanProcessor(exporter), resources.resourceFromAttributes({}), { name: 'svc' }, { maxQueuedSpans: 100_000, clock: createSimulatedClock() });
   let written = 0;
+  let chunks = 0;
+  let last: unknown;
   const add = () => {
-    writeReadableSpan(queue.open()!, original);
+    const into = queue.open()!;
+    if (into !== last) chunks += 1;
+    last = into;
+    writeReadableSpan(into, span);
     queue.commit();
     written += 1;
   };
+  return { exporter, queue, add, written: () => written, chunks: () => chunks };
+}
+
+test('full chunks go to the processor together once they hold POST_BATCH_SPANS spans, and a partial one within the delay', async () => {
+  const made = memoryTracing();
+  // About the size of a message-path span (some 300 bytes), so a chunk holds fewer than POST_BATCH_SPANS.
+  const attributes = { 'svc.message.id': 'm'.repeat(36), 'svc.agent.id': 'a'.repeat(36), 'svc.conversation.id': 'c'.repeat(36), 'svc.message.type': 'inform' };
+  made.tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, SAMPLED, attributes)?.end();
+  const [small] = await made.spans();
+  assert.ok(small);
+  const { exporter, queue, add, written, chunks } = chunkCounting(small);
   while (exporter.getFinishedSpans().length === 0) add();
-  assert.equal(exporter.getFinishedSpans().length, written, 'the full chunk went with its last span');
-  assert.ok(written > 100 && written < POST_BYTES / 100, `${written} spans of about 900 bytes filled the chunk`);
+  assert.equal(exporter.getFinishedSpans().length, written(), 'the held chunks went with the last span of the last one');
+  assert.ok(written() >= POST_BATCH_SPANS && written() < POST_BATCH_SPANS + POST_BYTES / 50, `${written()} small spans went in one post`);
+  assert.ok(chunks() >= 2 && chunks() <= POST_BATCH_CHUNKS, `${chunks()} chunks, posted by their spans' count`);
   add();
-  assert.equal(exporter.getFinishedSpans().length, written - 1, 'a partial chunk waits');
-  await new Promise((resolve) => setTimeout(resolve, POST_DELAY_MS * 3));
-  assert.equal(exporter.getFinishedSpans().length, written, 'and goes within the delay');
+  assert.equal(exporter.getFinishedSpans().length, written() - 1, 'a partial chunk waits');
+  await new Promise((resolve) => setTimeout(resolve, POST_DELAY_MS * 1.5));
+  assert.equal(exporter.getFinishedSpans().length, written(), 'and goes within the delay');
+  await queue.shutdown();
+});
+
+test('large spans go once POST_BATCH_CHUNKS chunks are full, and a flush posts the held ones at once', async () => {
+  const { exporter, queue, add, written, chunks } = chunkCounting(await richSdkSpan());
+  while (exporter.getFinishedSpans().length === 0) add();
+  assert.equal(exporter.getFinishedSpans().length, written());
+  assert.ok(written() < POST_BATCH_SPANS, `${written()} spans of about 900 bytes`);
+  assert.equal(chunks(), POST_BATCH_CHUNKS, 'the held chunks went once they were as many as POST_BATCH_CHUNKS');
+  while (chunks() < POST_BATCH_CHUNKS + 3) add();
+  const before = exporter.getFinishedSpans().length;
+  assert.ok(written() > before, 'a full chunk and a partial one are held');
+  await queue.flush();
+  assert.equal(exporter.getFinishedSpans().length, written(), 'flush posted them');
   await queue.shutdown();
 });
 
@@ -184,8 +214,6 @@ test('through the export thread, a full chunk leaves as one request and its buff
       resourceAttributes: { 'service.name': 'svc' },
       scope: { name: 'svc' },
       maxQueuedSpans: 100_000,
-      exportBatchSpans: 1,
-      exportDelayMs: 1,
     },
     (result) => results.push(result.code === 0),
     { maxQueuedSpans: 100_000, clock: createSimulatedClock() },
