@@ -11,7 +11,7 @@
  * counted as dropped by the caller).
  */
 import { core } from '@opentelemetry/sdk-node';
-import type { SpanChunkExporter } from './otlp-exporter.js';
+import type { SpanChunkExporter, SpanChunks } from './otlp-exporter.js';
 
 type ExportResult = Parameters<Parameters<SpanChunkExporter['export']>[1]>[0];
 
@@ -60,7 +60,7 @@ export function createExportQueue(
     }
   }
 
-  function send(request: { chunks: Uint8Array[]; spans: number }): void {
+  function send(request: SpanChunks): void {
     pendingSpans -= request.spans;
     inFlightSpans += request.spans;
     requests += 1;

@@ -1,9 +1,9 @@
 /**
  * The export thread (span-export.ts): the chunks the main thread posts are
- * whole OTLP requests; it sends each post with the OTLP exporter as one
- * request (export-queue.ts), and reports each result back so the main
- * thread logs failures. Once a request has been delivered, its chunk buffers go back
- * to the main thread for reuse. Spans queued here and in flight stay under
+ * whole OTLP requests; it sends each as its own request with the OTLP
+ * exporter (export-queue.ts says when chunks are joined instead), and
+ * reports each result back so the main thread logs failures. Once a request
+ * has been delivered, its chunk buffers go back to the main thread for reuse. Spans queued here and in flight stay under
  * `maxQueuedSpans`; past it arriving chunks are dropped and the main thread
  * told. The thread runs at the lowest CPU priority. Flush and shutdown
  * requests are answered by id.

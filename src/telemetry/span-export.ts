@@ -6,7 +6,7 @@
  * request's framing (otlp-span-encoding.ts), so it leaves as a whole OTLP
  * request and its buffer is transferred. Full chunks are posted several at
  * a time (`POST_BATCH_SPANS`), and every span within `POST_DELAY_MS`, so
- * the export thread wakes seldom. The export thread sends it with
+ * the export thread wakes seldom. The export thread sends each chunk with
  * OpenTelemetry's OTLP exporter and, once the collector has it, hands the
  * buffer back for the next spans, so the main thread seldom allocates a
  * chunk. The export thread has almost nothing to do, which matters as much
@@ -48,10 +48,10 @@ export const POST_BYTES = CHUNK_BYTES - 16 * 1024;
 /**
  * Full chunks wait on this thread until they hold this many spans, or
  * `POST_BATCH_CHUNKS` of them wait (large spans), and then go to the export
- * thread in one post, which becomes one export request. Each post costs
- * wake-ups of the export thread and the collector beyond its bytes, and on
- * a two-core machine those slow the agents (docs/benchmarks.md). Held spans
- * count against `maxQueuedSpans` like posted ones.
+ * thread in one post (each still its own export request). Each post costs
+ * wake-ups of the export thread beyond its bytes, and on a two-core machine
+ * those slow the agents (docs/benchmarks.md). Held spans count against
+ * `maxQueuedSpans` like posted ones.
  */
 export const POST_BATCH_SPANS = 8_192;
 export const POST_BATCH_CHUNKS = 4;

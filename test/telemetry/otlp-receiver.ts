@@ -178,6 +178,14 @@ function collector(url: string, close: () => Promise<void>) {
   return { receiver, accept };
 }
 
+/** Listens on a free port of 127.0.0.1; resolves with the port. */
+async function listenLoopback(server: Server): Promise<number> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return address.port;
+}
+
 export function closeHttp(server: Server): Promise<void> {
   return new Promise((resolve) => {
     server.close(() => resolve());
@@ -212,10 +220,7 @@ export async function startOtlpHttpServer(paths: readonly string[], onExport: (p
       res.writeHead(200, { 'Content-Type': json ? 'application/json' : 'application/x-protobuf' }).end(json ? '{}' : undefined);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return { url: `http://127.0.0.1:${address.port}`, close: () => closeHttp(server) };
+  return { url: `http://127.0.0.1:${await listenLoopback(server)}`, close: () => closeHttp(server) };
 }
 
 /** A unary gRPC method that passes raw bytes both ways: an OTLP `Export`, decoded by the test. */
@@ -265,20 +270,15 @@ export async function startGrpcReceiver(): Promise<Receiver> {
 /** A TCP port nothing listens on: bound once, then closed. */
 export async function closedPort(): Promise<number> {
   const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
+  const port = await listenLoopback(server);
   await closeHttp(server);
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return address.port;
+  return port;
 }
 
 /** A collector that accepts connections and never answers. */
 export async function startSilentCollector(): Promise<{ url: string; close(): Promise<void> }> {
   const server = createServer(() => undefined);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
-  return { url: `http://127.0.0.1:${address.port}`, close: () => closeHttp(server) };
+  return { url: `http://127.0.0.1:${await listenLoopback(server)}`, close: () => closeHttp(server) };
 }
 
 /** One request a held collector received: its `resource_spans` entries and spans. */
@@ -320,11 +320,9 @@ export async function startHeldCollector(): Promise<{
       for (const waiter of [...waiters]) waiter();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  const port = await listenLoopback(server);
   return {
-    url: `http://127.0.0.1:${address.port}`,
+    url: `http://127.0.0.1:${port}`,
     requests,
     mostOpen: () => most,
     waitForOpen(count, timeoutMs = 10_000) {
