@@ -21,7 +21,7 @@ import { createMetrics } from '../../src/telemetry/metrics.js';
 import { toMetricData, toResourceMetrics, unitOf, type ConversionOptions, type PromMetricJson } from '../../src/telemetry/prometheus-to-otlp.js';
 import { VERSION } from '../../src/version.js';
 import { eventually, example, rest, startObservedServer } from '../observability/observability-fixtures.js';
-import { closedPort, rawExportService, startOtlpHttpServer, startSilentCollector } from './otlp-receiver.js';
+import { closedPort, field, OTLP_COMMON_TYPES, rawExportService, startOtlpHttpServer, startSilentCollector } from './otlp-receiver.js';
 import { capturedLogger } from './telemetry-fixtures.js';
 
 // --- Test collectors -------------------------------------------------------
@@ -97,16 +97,13 @@ interface OtlpMetricsRequest {
   }[];
 }
 
-const field = (type: string, id: number, rule?: 'repeated') => (rule === undefined ? { type, id } : { type, id, rule });
-
 /** Our own subset of opentelemetry-proto (metrics/v1, collector/metrics/v1): the fields read here, with their numbers. */
 const OTLP_METRICS_DECLARATION = {
   nested: {
+    ...OTLP_COMMON_TYPES,
     ExportMetricsServiceRequest: { fields: { resourceMetrics: field('ResourceMetrics', 1, 'repeated') } },
     ResourceMetrics: { fields: { resource: field('Resource', 1), scopeMetrics: field('ScopeMetrics', 2, 'repeated') } },
-    Resource: { fields: { attributes: field('KeyValue', 1, 'repeated') } },
     ScopeMetrics: { fields: { scope: field('InstrumentationScope', 1), metrics: field('Metric', 2, 'repeated') } },
-    InstrumentationScope: { fields: { name: field('string', 1), version: field('string', 2) } },
     Metric: {
       fields: {
         name: field('string', 1),
@@ -129,11 +126,6 @@ const OTLP_METRICS_DECLARATION = {
         explicitBounds: field('double', 7, 'repeated'),
         attributes: field('KeyValue', 9, 'repeated'),
       },
-    },
-    KeyValue: { fields: { key: field('string', 1), value: field('AnyValue', 2) } },
-    AnyValue: {
-      oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue'] } },
-      fields: { stringValue: field('string', 1), boolValue: field('bool', 2), intValue: field('int64', 3), doubleValue: field('double', 4) },
     },
   },
 };

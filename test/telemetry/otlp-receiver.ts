@@ -37,15 +37,26 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-const field = (type: string, id: number, rule?: 'repeated') => (rule === undefined ? { type, id } : { type, id, rule });
+/** A field of a protobufjs JSON declaration. */
+export const field = (type: string, id: number, rule?: 'repeated') => (rule === undefined ? { type, id } : { type, id, rule });
+
+/** opentelemetry-proto's common messages (common/v1, resource/v1), as far as the tests read them; shared by the trace and metrics declarations. */
+export const OTLP_COMMON_TYPES = {
+  Resource: { fields: { attributes: field('KeyValue', 1, 'repeated') } },
+  InstrumentationScope: { fields: { name: field('string', 1), version: field('string', 2) } },
+  KeyValue: { fields: { key: field('string', 1), value: field('AnyValue', 2) } },
+  AnyValue: {
+    oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue'] } },
+    fields: { stringValue: field('string', 1), boolValue: field('bool', 2), intValue: field('int64', 3), doubleValue: field('double', 4) },
+  },
+};
 
 const OTLP_TRACE_DECLARATION = {
   nested: {
+    ...OTLP_COMMON_TYPES,
     ExportTraceServiceRequest: { fields: { resourceSpans: field('ResourceSpans', 1, 'repeated') } },
     ResourceSpans: { fields: { resource: field('Resource', 1), scopeSpans: field('ScopeSpans', 2, 'repeated') } },
-    Resource: { fields: { attributes: field('KeyValue', 1, 'repeated') } },
     ScopeSpans: { fields: { scope: field('InstrumentationScope', 1), spans: field('Span', 2, 'repeated') } },
-    InstrumentationScope: { fields: { name: field('string', 1), version: field('string', 2) } },
     Span: {
       fields: {
         traceId: field('bytes', 1),
@@ -60,11 +71,6 @@ const OTLP_TRACE_DECLARATION = {
     },
     Event: { fields: { name: field('string', 2) } },
     Status: { fields: { message: field('string', 2), code: field('int32', 3) } },
-    KeyValue: { fields: { key: field('string', 1), value: field('AnyValue', 2) } },
-    AnyValue: {
-      oneofs: { value: { oneof: ['stringValue', 'boolValue', 'intValue', 'doubleValue'] } },
-      fields: { stringValue: field('string', 1), boolValue: field('bool', 2), intValue: field('int64', 3), doubleValue: field('double', 4) },
-    },
   },
 };
 
