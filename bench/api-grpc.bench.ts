@@ -8,7 +8,10 @@
  * - `SendMessage` to a deployed echo agent at 1,000 requests/s offered, open
  *   loop (each request leaves at its scheduled time whether or not earlier
  *   ones answered, so a slow answer cannot hide the ones queued behind it),
- *   from a client in its own process (bench/grpc-load-generator.ts).
+ *   from a client in its own process: once with grpc-js's client
+ *   (bench/grpc-load-generator.ts) and once with plain HTTP/2 frames
+ *   (bench/grpc-h2-load-generator.ts), whose own delays weigh less in the
+ *   latencies it reports.
  * Shaped for bench/run.ts (`GRPC_BENCHMARKS`); also runs alone:
  * `node --import tsx bench/api-grpc.bench.ts`.
  */
@@ -128,19 +131,28 @@ export async function grpcHealth(): Promise<Row[]> {
   }
 }
 
-const LOAD_GENERATOR = fileURLToPath(new URL('./grpc-load-generator.ts', import.meta.url));
+/** The open-loop clients, each run in its own process: grpc-js's client, and plain HTTP/2 frames (bench/grpc-h2-load-generator.ts). */
+const LOAD_GENERATORS = {
+  'grpc-js client': fileURLToPath(new URL('./grpc-load-generator.ts', import.meta.url)),
+  'plain HTTP/2 client': fileURLToPath(new URL('./grpc-h2-load-generator.ts', import.meta.url)),
+} as const;
+type LoadGenerator = keyof typeof LOAD_GENERATORS;
 const TSX = import.meta.resolve('tsx');
 
-/** Runs the open-loop client in its own process against `address`; resolves with its latencies (µs). */
-function offeredLoad(address: string, message: MessageInput): Promise<LoadReport> {
+/** Runs `generator` against `address`; resolves with its latencies (µs), rejects if any call failed. */
+function offeredLoad(generator: LoadGenerator, address: string, message: MessageInput): Promise<LoadReport> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', '--import', TSX, LOAD_GENERATOR, address, String(SEND_RATE), String(SEND_SECONDS), JSON.stringify(message)], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
+    const args = ['--expose-gc', '--import', TSX, LOAD_GENERATORS[generator], address, String(SEND_RATE), String(SEND_SECONDS), JSON.stringify(message)];
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
     child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as LoadReport) : reject(new Error(`load generator exited ${code}`))));
+    child.on('close', (code) => {
+      if (code !== 0) return reject(new Error(`${generator} load generator exited ${code}`));
+      const report = JSON.parse(out) as LoadReport;
+      if (report.failed > 0) return reject(new Error(`${generator}: ${report.failed} SendMessage calls failed`));
+      resolve(report);
+    });
   });
 }
 
@@ -172,30 +184,34 @@ export async function grpcSendMessage(): Promise<Row[]> {
     const echo = new Uint8Array(readFileSync(fileURLToPath(new URL('../examples/build/echo.wasm', import.meta.url))));
     const { agent_id } = await door.client.deploy({ name: 'bench-echo', wasm_module: echo });
     const message: MessageInput = { receiver: agent_id, message_type: 'inform', content: 'bench' };
-    const door_ = await offeredLoad(door.address, message);
-    const bare_ = await offeredLoad(bare.address, message);
-    const measured = summarise(door_.latencies);
-    const base = summarise(bare_.latencies);
+    const rows: Row[] = [];
+    for (const generator of Object.keys(LOAD_GENERATORS) as LoadGenerator[]) {
+      const door_ = await offeredLoad(generator, door.address, message);
+      const bare_ = await offeredLoad(generator, bare.address, message);
+      const measured = summarise(door_.latencies);
+      const base = summarise(bare_.latencies);
+      rows.push(
+        {
+          name: `gRPC SendMessage to a local echo agent, ${SEND_RATE}/s offered, ${generator}`,
+          unit: 'µs',
+          median: measured.median,
+          p99: measured.p99,
+          baseline: { name: 'bare grpc-js unary', median: base.median },
+          target: 'p99 < 1 ms',
+          ok: measured.p99 < 1000,
+        },
+        { name: `  bare grpc-js SendMessage, same rate and client`, unit: 'µs', median: base.median, p99: base.p99 },
+        {
+          name: `  p99 of the client's own event-loop delay, svc run (max ${Math.round(door_.loopDelayMaxUs)} µs)`,
+          unit: 'µs',
+          median: door_.loopDelayP99Us,
+        },
+      );
+    }
     const idle = await idleTimerLateness();
     const floor = summarise(idle);
-    return [
-      {
-        name: `gRPC SendMessage to a local echo agent, ${SEND_RATE}/s offered`,
-        unit: 'µs',
-        median: measured.median,
-        p99: measured.p99,
-        baseline: { name: 'bare grpc-js unary', median: base.median },
-        target: 'p99 < 1 ms',
-        ok: measured.p99 < 1000,
-      },
-      { name: '  bare grpc-js SendMessage, same rate', unit: 'µs', median: base.median, p99: base.p99 },
-      { name: `  an idle process's 1 ms timer, lateness (max ${Math.round(Math.max(...idle))} µs)`, unit: 'µs', median: floor.median, p99: floor.p99 },
-      {
-        name: `  p99 of the load generator's own event-loop delay, svc run (max ${Math.round(door_.loopDelayMaxUs)} µs)`,
-        unit: 'µs',
-        median: door_.loopDelayP99Us,
-      },
-    ];
+    rows.push({ name: `  an idle process's 1 ms timer, lateness (max ${Math.round(Math.max(...idle))} µs)`, unit: 'µs', median: floor.median, p99: floor.p99 });
+    return rows;
   } finally {
     await bare.close();
     await door.close();

@@ -10,11 +10,13 @@
  * JSON object (`LoadReport`).
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { createGrpcClient, type MessageInput } from '../src/api/grpc/grpc-client.js';
 
-/** What the generator prints: each call's latency (µs) and its own event-loop delay while measuring (µs, of a 1 ms timer). */
+/** What a generator prints: each answered call's latency (µs), the calls that failed, and its own event-loop delay while measuring (µs, of a 1 ms timer). */
 export interface LoadReport {
   latencies: number[];
+  failed: number;
   loopDelayP99Us: number;
   loopDelayMaxUs: number;
 }
@@ -59,16 +61,24 @@ export async function openLoop(call: () => Promise<unknown>, rate: number, secon
 }
 
 const [address, rate, seconds, message] = process.argv.slice(2);
-if (address !== undefined && rate !== undefined && seconds !== undefined && message !== undefined) {
+const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
+if (isMain && address !== undefined && rate !== undefined && seconds !== undefined && message !== undefined) {
   const client = createGrpcClient(address);
   const input = JSON.parse(message) as MessageInput;
-  await openLoop(() => client.send(input), Number(rate), 1);
+  let failed = 0;
+  const call = (): Promise<unknown> =>
+    client.send(input).catch((error: unknown) => {
+      failed += 1;
+      throw error;
+    });
+  await openLoop(call, Number(rate), 1);
+  failed = 0;
   // How late the generator's own event loop ran while it measured: every such delay is in the latencies too.
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
-  const latencies = await openLoop(() => client.send(input), Number(rate), Number(seconds));
+  const latencies = await openLoop(call, Number(rate), Number(seconds));
   delay.disable();
   client.close();
-  const report: LoadReport = { latencies, loopDelayP99Us: delay.percentile(99) / 1000, loopDelayMaxUs: delay.max / 1000 };
+  const report: LoadReport = { latencies, failed, loopDelayP99Us: delay.percentile(99) / 1000, loopDelayMaxUs: delay.max / 1000 };
   process.stdout.write(JSON.stringify(report));
 }
