@@ -16,10 +16,9 @@
  * prints a `LoadReport` (bench/grpc-load-generator.ts).
  */
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../src/api/proto.js';
 import type { MessageInput } from '../src/api/grpc/grpc-client.js';
-import { openLoop, type LoadReport } from './grpc-load-generator.js';
+import { measureLoad } from './grpc-load-generator.js';
 
 interface Codec {
   requestSerialize(value: unknown): Buffer;
@@ -73,22 +72,7 @@ if (address !== undefined && rate !== undefined && seconds !== undefined && mess
   const path = `/${MANAGEMENT_SERVICE_NAME}/SendMessage`;
   const session = connect(`http://${address}`);
   await new Promise<void>((resolve, reject) => session.once('connect', () => resolve()).once('error', reject));
-  let failed = 0;
-  let firstFailure = '';
-  const call = (): Promise<void> =>
-    unaryCall(session, path, framed, codec.SendMessage).catch((error: unknown) => {
-      failed += 1;
-      firstFailure ||= String(error);
-      throw error;
-    });
-  await openLoop(call, Number(rate), 1);
-  failed = 0;
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  delay.enable();
-  const latencies = await openLoop(call, Number(rate), Number(seconds));
-  delay.disable();
+  const report = await measureLoad(() => unaryCall(session, path, framed, codec.SendMessage), Number(rate), Number(seconds));
   session.close();
-  if (failed > 0) process.stderr.write(`${failed} calls failed; the first: ${firstFailure}\n`);
-  const report: LoadReport = { latencies, loopDelayP99Us: delay.percentile(99) / 1000, loopDelayMaxUs: delay.max / 1000, failed };
   process.stdout.write(JSON.stringify(report));
 }

@@ -60,25 +60,37 @@ export async function openLoop(call: () => Promise<unknown>, rate: number, secon
   return Array.from(latencies.subarray(0, answered));
 }
 
+/**
+ * A generator's run: a warm-up second at `rate`, then `seconds` measured, with
+ * the generator's own event-loop delay beside the latencies. A failed call is
+ * counted (the first one is described on stderr) and has no latency.
+ */
+export async function measureLoad(call: () => Promise<unknown>, rate: number, seconds: number): Promise<LoadReport> {
+  let failed = 0;
+  let firstFailure = '';
+  const counted = (): Promise<unknown> =>
+    call().catch((error: unknown) => {
+      failed += 1;
+      firstFailure ||= String(error);
+      throw error;
+    });
+  await openLoop(counted, rate, 1);
+  failed = 0;
+  // How late the generator's own event loop ran while it measured: every such delay is in the latencies too.
+  const delay = monitorEventLoopDelay({ resolution: 1 });
+  delay.enable();
+  const latencies = await openLoop(counted, rate, seconds);
+  delay.disable();
+  if (failed > 0) process.stderr.write(`${failed} calls failed; the first: ${firstFailure}\n`);
+  return { latencies, failed, loopDelayP99Us: delay.percentile(99) / 1000, loopDelayMaxUs: delay.max / 1000 };
+}
+
 const [address, rate, seconds, message] = process.argv.slice(2);
 const isMain = process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href;
 if (isMain && address !== undefined && rate !== undefined && seconds !== undefined && message !== undefined) {
   const client = createGrpcClient(address);
   const input = JSON.parse(message) as MessageInput;
-  let failed = 0;
-  const call = (): Promise<unknown> =>
-    client.send(input).catch((error: unknown) => {
-      failed += 1;
-      throw error;
-    });
-  await openLoop(call, Number(rate), 1);
-  failed = 0;
-  // How late the generator's own event loop ran while it measured: every such delay is in the latencies too.
-  const delay = monitorEventLoopDelay({ resolution: 1 });
-  delay.enable();
-  const latencies = await openLoop(call, Number(rate), Number(seconds));
-  delay.disable();
+  const report = await measureLoad(() => client.send(input), Number(rate), Number(seconds));
   client.close();
-  const report: LoadReport = { latencies, failed, loopDelayP99Us: delay.percentile(99) / 1000, loopDelayMaxUs: delay.max / 1000 };
   process.stdout.write(JSON.stringify(report));
 }
