@@ -26,7 +26,7 @@ interface Codec {
 }
 
 /** The request as it goes on the wire: compression flag 0, 4-byte length, then the message. */
-export function grpcFrame(message: Uint8Array): Buffer {
+function grpcFrame(message: Uint8Array): Buffer {
   const framed = Buffer.alloc(5 + message.length);
   framed.writeUInt32BE(message.length, 1);
   framed.set(message, 5);
@@ -34,7 +34,7 @@ export function grpcFrame(message: Uint8Array): Buffer {
 }
 
 /** One unary call on `session`; resolves when a well-formed OK answer has arrived, rejects otherwise. */
-export function unaryCall(session: ClientHttp2Session, path: string, framed: Buffer, codec: Codec): Promise<void> {
+function unaryCall(session: ClientHttp2Session, path: string, framed: Buffer, codec: Codec): Promise<void> {
   return new Promise((resolve, reject) => {
     const stream = session.request({
       [constants.HTTP2_HEADER_METHOD]: 'POST',
@@ -67,7 +67,7 @@ export function unaryCall(session: ClientHttp2Session, path: string, framed: Buf
 
 const [address, rate, seconds, message] = process.argv.slice(2);
 if (address !== undefined && rate !== undefined && seconds !== undefined && message !== undefined) {
-  const codec = loadManagementProto().packageDefinition[`${MANAGEMENT_SERVICE_NAME}`] as unknown as { SendMessage: Codec };
+  const codec = loadManagementProto().packageDefinition[MANAGEMENT_SERVICE_NAME] as unknown as { SendMessage: Codec };
   const framed = grpcFrame(codec.SendMessage.requestSerialize({ message: JSON.parse(message) as MessageInput }));
   const path = `/${MANAGEMENT_SERVICE_NAME}/SendMessage`;
   const session = connect(`http://${address}`);

@@ -75,7 +75,9 @@ export async function measureLoad(call: () => Promise<unknown>, rate: number, se
       throw error;
     });
   await openLoop(counted, rate, 1);
+  // Only the measured calls count.
   failed = 0;
+  firstFailure = '';
   // How late the generator's own event loop ran while it measured: every such delay is in the latencies too.
   const delay = monitorEventLoopDelay({ resolution: 1 });
   delay.enable();
