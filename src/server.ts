@@ -217,8 +217,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     stop() {
       stopping ??= root
         .stop('shutdown')
-        .then(() => metricsExport.shutdown())
-        .then(() => tracing.shutdown())
+        // Both wait on the collector at most `otlp_timeout`, and at the same time.
+        .then(() => Promise.all([metricsExport.shutdown(), tracing.shutdown()]))
         .then(() => {
           parts.host = undefined;
           log.info('stopped');

@@ -16,6 +16,7 @@ import { OTLPMetricExporter as OtlpHttpMetricExporter } from '@opentelemetry/exp
 import { core, type metrics as sdk } from '@opentelemetry/sdk-node';
 import type { Registry } from 'prom-client';
 import { createRealClock, MAX_TIMER_MS, type Clock } from '../../supervisors/index.js';
+import { within } from './within.js';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import type { Logger } from './logger.js';
@@ -76,19 +77,6 @@ export function createOtlpMetricExporter(endpoint: OtlpEndpoint, options: { time
 
 const IDLE: MetricsExport = { exporting: false, exportNow: () => Promise.resolve(), shutdown: () => Promise.resolve() };
 
-/**
- * Settles when `work` does or after `ms`, whichever comes first; never rejects.
- * The deadline stays ref'd: the stop sequence after it (the tracer's flush, the
- * `stopped` line) must run even when nothing else keeps the process alive.
- */
-function within(ms: number, work: Promise<unknown>): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.min(ms, MAX_TIMER_MS));
-  });
-  return Promise.race([work.then(() => undefined, () => undefined), deadline]).finally(() => clearTimeout(timer));
-}
-
 export function createMetricsExport(config: MetricsExportConfig, options: MetricsExportOptions): MetricsExport {
   if (!config.enable_metrics) return IDLE;
   const traces = parseOtlpEndpoint(config.otlp_endpoint);
@@ -144,7 +132,7 @@ export function createMetricsExport(config: MetricsExportConfig, options: Metric
           await start();
           await exporter.shutdown();
         })(),
-      );
+      ).then(() => undefined);
       return stopped;
     },
   };

@@ -35,6 +35,7 @@ import type { OtlpEndpoint } from './otlp-endpoint.js';
 import { createRequestFrame, type EncodingScope } from './otlp-span-encoding.js';
 import { ProtoWriter } from './proto-writer.js';
 import { readSpans } from './span-record-reader.js';
+import { within } from './within.js';
 
 type ReadableSpan = tracing.ReadableSpan;
 type ExportResult = Parameters<Parameters<tracing.SpanExporter['export']>[1]>[0];
@@ -380,7 +381,11 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
       flush: () => request('flush'),
       async shutdown() {
         const target = worker;
-        await request('shutdown');
+        // A collector that does not answer holds the last requests for up to `otlp_timeout` each;
+        // the stop as a whole waits that long once, then the thread and what it still holds go.
+        if (!(await within(init.timeoutMs, request('shutdown')))) {
+          options.log?.warn({ otlp_timeout_ms: init.timeoutMs }, 'trace export cut short at stop; the spans still queued are dropped');
+        }
         failed = true;
         await target?.terminate();
       },

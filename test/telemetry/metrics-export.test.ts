@@ -564,6 +564,31 @@ test('a collector that is down: calls stay fast, stop() is quick, and one warnin
   }
 });
 
+test('a silent collector for traces and metrics: stop() waits otlp_timeout once, not once for each', { timeout: 60_000 }, async () => {
+  const silent = await startSilentCollector();
+  const observed = await startObservedServer([
+    `--observability.otlp_endpoint=${silent.url}`,
+    '--observability.metrics_export_interval=100ms',
+    '--observability.otlp_timeout=1500ms',
+  ]);
+  let stopped = false;
+  try {
+    // Spans ended and metric exports unanswered: both sides hold requests the collector never answers.
+    for (let i = 0; i < 20; i++) assert.equal((await rest(observed.api, 'GET', '/api/v1/health')).status, 200);
+    await sleep(300);
+    const started = Date.now();
+    await observed.stop();
+    stopped = true;
+    const took = Date.now() - started;
+    // One after the other they took 3 s and more (metrics, then traces).
+    assert.ok(took < 2_600, `stop took ${took} ms with otlp_timeout 1500 ms`);
+    assert.ok(observed.log.records().some((r) => r.msg === 'stopped'));
+  } finally {
+    if (!stopped) await observed.stop();
+    await silent.close();
+  }
+});
+
 test('enable_metrics = false: a whole server with an endpoint pushes no metric', { timeout: 60_000 }, async () => {
   const receiver = await startHttpMetricsReceiver();
   const observed = await startObservedServer([

@@ -10,11 +10,12 @@ import { createTraceState, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceF
 import { resources, tracing as sdk } from '@opentelemetry/sdk-node';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import type { ParentSpan } from '../../src/telemetry/light-span.js';
+import { EXPORT_CONCURRENCY } from '../../src/telemetry/otlp-exporter.js';
 import { createInThreadSpanExport, createThreadSpanExport, POST_BATCH_CHUNKS, POST_BATCH_SPANS, POST_BYTES, POST_DELAY_MS } from '../../src/telemetry/span-export.js';
 import { hrTimeToMs, writeReadableSpan } from '../../src/telemetry/span-record.js';
 import { SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
-import { startHttpReceiver } from './otlp-receiver.js';
+import { startHeldCollector, startHttpReceiver } from './otlp-receiver.js';
 import { capturedLogger, memoryTracing, parentOf, tracingConfig } from './telemetry-fixtures.js';
 
 const API_NAME = 'svc.api.send_message';
@@ -240,5 +241,49 @@ test('through the export thread, a full chunk leaves as one request and its buff
   } finally {
     await queue.shutdown();
     await receiver.close();
+  }
+});
+
+test('through the export thread, a collector that never answers holds shutdown for otlp_timeout once, even with chunks queued behind the requests in flight', async () => {
+  const collector = await startHeldCollector();
+  const { log, capture } = capturedLogger();
+  const original = await richSdkSpan();
+  const timeoutMs = 1_000;
+  const queue = createThreadSpanExport(
+    {
+      endpoint: { protocol: 'http', url: `${collector.url}/v1/traces` },
+      timeoutMs,
+      headers: {},
+      resourceAttributes: { 'service.name': 'svc' },
+      scope: { name: 'svc' },
+      maxQueuedSpans: 100_000,
+    },
+    () => undefined,
+    { maxQueuedSpans: 100_000, clock: createSimulatedClock(), log },
+  );
+  try {
+    // More full chunks than requests may be in flight: the rest waits for a slot, one timeout later.
+    let chunks = 0;
+    for (let last = queue.open(); chunks < EXPORT_CONCURRENCY + 2; ) {
+      writeReadableSpan(last!, original);
+      queue.commit();
+      const next = queue.open();
+      if (next !== last) chunks += 1;
+      last = next;
+    }
+    const flushed = queue.flush();
+    await collector.waitForOpen(EXPORT_CONCURRENCY);
+    const started = performance.now();
+    await queue.shutdown();
+    const took = performance.now() - started;
+    // Waiting for the queued chunks' own request as well took two timeouts and more.
+    assert.ok(took < timeoutMs * 1.5, `shutdown took ${took.toFixed(0)} ms with otlp_timeout ${timeoutMs} ms`);
+    await flushed;
+    const cut = capture.records().filter((r) => r.msg === 'trace export cut short at stop; the spans still queued are dropped');
+    assert.equal(cut.length, 1);
+    assert.equal(cut[0]?.otlp_timeout_ms, timeoutMs);
+  } finally {
+    collector.release();
+    await collector.close();
   }
 });
