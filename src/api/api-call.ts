@@ -9,19 +9,21 @@
  * - an RPC runs in a SERVER span named from `API_SPANS`, active for all the
  *   work it starts, so the spans `AgentService` makes below it are its
  *   children and `trace_id` everywhere (error bodies, `svc-error-bin`,
- *   Health, `X-Trace-Id`, log lines) is that span's trace id;
+ *   Health, `X-Trace-Id`, log lines) is that span's trace id; only when the
+ *   client's `x-trace-id` is not a W3C trace id do the answers echo it as
+ *   sent (`answerTraceId`) while the span and the log lines have their own;
  * - a request that is no RPC (a probe, the docs, a path no route answers)
  *   exports no span, but still runs in a context with the caller's trace id
  *   (or a new one), so its error body and log lines name a trace all the same;
  * - one access line per call, at debug (see `logAccess`).
  */
-import { SpanKind, trace, TraceFlags, type Attributes, type Context, type Span } from '@opentelemetry/api';
+import { context, SpanKind, trace, TraceFlags, type Attributes, type Context, type Span } from '@opentelemetry/api';
 import type { CallContext } from '../agents/agent-service-types.js';
 import type { SvcError } from '../errors/svc-error.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { API_SPANS, SPAN_ATTRIBUTES, type ApiOperation } from '../telemetry/span-names.js';
-import { traceIdOrNew } from '../telemetry/trace-context.js';
+import { echoedTraceId, traceIdOrNew } from '../telemetry/trace-context.js';
 import { newSpanId } from '../telemetry/trace-ids.js';
 import { createTracing, type Tracing } from '../telemetry/tracing.js';
 import { VERSION } from '../version.js';
@@ -65,7 +67,10 @@ export interface ApiCall {
   /** The context to run the call's work in: its span is active there. */
   readonly context: Context;
   readonly span: Span;
+  /** The trace id of the call's span: the one its log lines and the trace backend name. */
   readonly traceId: string;
+  /** The trace id its answers name (error bodies, Health, `X-Trace-Id`): the client's `x-trace-id` as sent, else `traceId`. */
+  readonly answerTraceId: string;
   /** The failure recorded on the span, if any. */
   readonly failure: SvcError | undefined;
   /** Marks the span failed (status ERROR, exception event, `svc.error.code`); the first failure wins. */
@@ -78,6 +83,7 @@ export interface ApiCall {
 class CallSpan implements ApiCall {
   readonly context: Context;
   readonly traceId: string;
+  readonly answerTraceId: string;
   failure: SvcError | undefined = undefined;
   private ended = false;
 
@@ -88,6 +94,10 @@ class CallSpan implements ApiCall {
   ) {
     this.context = trace.setSpan(parent, span);
     this.traceId = span.spanContext().traceId;
+    const echoed = echoedTraceId(parent);
+    this.answerTraceId = echoed ?? this.traceId;
+    // A client's id that is no W3C trace id names no trace: the span keeps it, so the trace can be found by it.
+    if (echoed !== undefined && echoed.toLowerCase() !== this.traceId && span.isRecording()) span.setAttribute(SPAN_ATTRIBUTES.clientTraceId, echoed);
   }
 
   fail(error: SvcError): void {
@@ -164,9 +174,10 @@ export function describeResponse(span: Span, operation: ApiOperation | undefined
   if (agentId !== undefined) span.setAttribute(SPAN_ATTRIBUTES.agentId, agentId);
 }
 
-/** The `CallContext` handed to `AgentService`: the trace id is the active span's, so it matches everything else the call writes. */
+/** The `CallContext` handed to `AgentService`: the trace id is the active span's (or the client's own, echoed), as the call's other answers name it. */
 export function callContext(deadline?: number, principal: string = ANONYMOUS_PRINCIPAL): CallContext {
-  const ctx: CallContext = { principal, trace_id: traceIdOrNew() };
+  const active = context.active();
+  const ctx: CallContext = { principal, trace_id: echoedTraceId(active) ?? traceIdOrNew(active) };
   if (deadline !== undefined) ctx.deadline = deadline;
   return ctx;
 }
@@ -184,6 +195,11 @@ export function callContext(deadline?: number, principal: string = ANONYMOUS_PRI
 export function logAccess(log: Logger | undefined, msg: string, fields: () => Record<string, unknown>): void {
   if (log === undefined || !log.debug()) return;
   log.debug(fields(), msg);
+}
+
+/** For an access line: the client's own trace id, when its answers echoed one the trace does not have. */
+export function clientTraceId(call: ApiCall): { client_trace_id?: string } {
+  return call.answerTraceId === call.traceId ? {} : { client_trace_id: call.answerTraceId };
 }
 
 /** Milliseconds since `startedAt` (a `performance.now()` reading), to the microsecond, for access lines. */

@@ -61,6 +61,7 @@ export const SPAN_ATTRIBUTES = {
   eventType: 'svc.event.type',
   executionStatus: 'svc.execution.status',
   errorCode: 'svc.error.code',
+  clientTraceId: 'svc.client.trace_id',
 } as const;
 
 /** `rpc.system` of the gRPC door; the REST door sets the HTTP attributes instead. */

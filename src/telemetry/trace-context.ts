@@ -9,7 +9,10 @@
  * `x-trace-id`): when it is a W3C trace id it wins over `traceparent`, as the
  * doors' existing rule says; the call's root span then gets exactly that
  * trace id (see `requestedTraceId`), so the id a client chose is the id in
- * the response, the error body, the log lines and the trace backend.
+ * the response, the error body, the log lines and the trace backend. Any
+ * other value (a UUID, a request id) is still echoed as sent wherever an
+ * answer names its trace (see `echoedTraceId`), while the call's spans get
+ * a new trace id, which the log lines name.
  *
  * These functions need no tracer: they work whether tracing is on or off.
  */
@@ -33,6 +36,9 @@ export const TRACE_ID_HEADER = 'x-trace-id';
 
 const W3C = new core.W3CTraceContextPropagator();
 const REQUESTED_TRACE_ID = createContextKey('svc.requested_trace_id');
+const ECHOED_TRACE_ID = createContextKey('svc.echoed_trace_id');
+/** What an `x-trace-id` may be to be echoed: visible ASCII, as long as a request id reasonably is. */
+const ECHOABLE_TRACE_ID = /^[\x21-\x7e]{1,128}$/;
 
 /** Node's incoming and outgoing header objects both fit this shape. */
 export type HeaderCarrier = Record<string, string | string[] | number | undefined>;
@@ -82,10 +88,13 @@ function first(value: string | string[] | undefined): string | undefined {
 function extractFrom<C>(carrier: C, getter: TextMapGetter<C>, base: Context, honourTraceIdHeader: boolean): Context {
   const extracted = W3C.extract(base, carrier, getter);
   if (!honourTraceIdHeader) return extracted;
-  const requested = normalizeTraceId(first(getter.get(carrier, TRACE_ID_HEADER)));
-  if (requested === undefined || trace.getSpanContext(extracted)?.traceId === requested) return extracted;
+  const given = first(getter.get(carrier, TRACE_ID_HEADER))?.trim();
+  if (given === undefined || !ECHOABLE_TRACE_ID.test(given)) return extracted;
+  const echoing = extracted.setValue(ECHOED_TRACE_ID, given);
+  const requested = normalizeTraceId(given);
+  if (requested === undefined || trace.getSpanContext(extracted)?.traceId === requested) return echoing;
   // A traceparent of another trace is dropped: the client's explicit choice of trace id wins.
-  return trace.deleteSpan(extracted).setValue(REQUESTED_TRACE_ID, requested);
+  return trace.deleteSpan(echoing).setValue(REQUESTED_TRACE_ID, requested);
 }
 
 /** Adds `traceparent` (and `tracestate`) of `ctx` to outgoing HTTP headers. */
@@ -121,6 +130,12 @@ export function extractMessageMetadata(metadata: MessageMetadata, base: Context 
 /** The trace id a client asked for with `x-trace-id`, when no span of that trace exists yet in `ctx`. */
 export function requestedTraceId(ctx: Context): string | undefined {
   const value = ctx.getValue(REQUESTED_TRACE_ID);
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** A client's `x-trace-id` exactly as it sent it, for the answers to its call to echo; undefined when it sent none. */
+export function echoedTraceId(ctx: Context): string | undefined {
+  const value = ctx.getValue(ECHOED_TRACE_ID);
   return typeof value === 'string' ? value : undefined;
 }
 

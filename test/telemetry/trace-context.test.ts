@@ -7,6 +7,7 @@ import { API_SPANS, SPANS } from '../../src/telemetry/span-names.js';
 import {
   currentSpanId,
   currentTraceId,
+  echoedTraceId,
   extractGrpcMetadata,
   extractHttpHeaders,
   extractMessageMetadata,
@@ -124,6 +125,30 @@ test('x-trace-id: used when valid, over a traceparent of another trace; ignored 
   assert.equal(currentSpanId(same), 'd'.repeat(16));
   // Messages carry only traceparent/tracestate.
   assert.equal(currentTraceId(extractMessageMetadata({ 'x-trace-id': id })), undefined);
+});
+
+test('x-trace-id: echoed exactly as sent (trimmed) when it is visible ASCII of at most 128 characters, trace id or not', () => {
+  const cases: [string, string | undefined, string | undefined][] = [
+    ['a W3C id in upper case', ` ${'A'.repeat(32)} `, 'A'.repeat(32)],
+    ['a request id', 'req-42', 'req-42'],
+    ['a UUID', '123e4567-e89b-12d3-a456-426614174000', '123e4567-e89b-12d3-a456-426614174000'],
+    ['all zeros', '0'.repeat(32), '0'.repeat(32)],
+    ['128 characters', 'x'.repeat(128), 'x'.repeat(128)],
+    ['129 characters', 'x'.repeat(129), undefined],
+    ['a space inside', 'two words', undefined],
+    ['not ASCII', 'trace-é', undefined],
+    ['empty', '', undefined],
+    ['none', undefined, undefined],
+  ];
+  for (const [name, given, expected] of cases) {
+    const headers: HeaderCarrier = given === undefined ? {} : { 'x-trace-id': given };
+    assert.equal(echoedTraceId(extractHttpHeaders(headers)), expected, name);
+    if (expected === undefined) continue;
+    const metadata = new Metadata();
+    metadata.set('x-trace-id', given!);
+    assert.equal(echoedTraceId(extractGrpcMetadata(metadata)), expected, `${name} (gRPC)`);
+  }
+  assert.equal(echoedTraceId(extractMessageMetadata({ 'x-trace-id': 'req-42' })), undefined, 'messages do not echo');
 });
 
 test('extraction starts from the root, not from whatever span is active', async () => {

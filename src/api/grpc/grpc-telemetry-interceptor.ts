@@ -20,7 +20,7 @@ import { SvcError } from '../../errors/svc-error.js';
 import { grpcMethodLabel, grpcStatusLabel } from '../../telemetry/metric-catalog.js';
 import { RPC_SERVICE, RPC_SYSTEM_GRPC, SPAN_ATTRIBUTES } from '../../telemetry/span-names.js';
 import { extractGrpcMetadata, TRACE_ID_HEADER } from '../../telemetry/trace-context.js';
-import { apiOperation, beginCall, describeRequest, describeResponse, elapsedMs, logAccess, type ApiCall, type DoorTelemetry } from '../api-call.js';
+import { apiOperation, beginCall, clientTraceId, describeRequest, describeResponse, elapsedMs, logAccess, type ApiCall, type DoorTelemetry } from '../api-call.js';
 import { deadlineMillis } from './grpc-call-context.js';
 import { errorFromStatus } from './grpc-errors.js';
 
@@ -78,13 +78,15 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
           metrics.recordGrpcCall(method.path, code, (performance.now() - startedAt) / 1000);
         }
       }
-      const { failure, traceId } = call;
+      const ended = call;
+      const { failure, traceId } = ended;
       logAccess(log, 'grpc call', () => ({
         rpc: rpc ?? method.path,
         status: grpcStatusLabel(code),
         code: failure?.code,
         duration_ms: elapsedMs(startedAt),
         trace_id: traceId,
+        ...clientTraceId(ended),
       }));
     }
 
@@ -116,7 +118,7 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
       },
       sendMetadata(metadata, nextMetadata) {
         // Every answer names its trace, as the REST door's X-Trace-Id header does.
-        if (call !== undefined) metadata.set(TRACE_ID_HEADER, call.traceId);
+        if (call !== undefined) metadata.set(TRACE_ID_HEADER, call.answerTraceId);
         nextMetadata(metadata);
       },
       sendMessage(message, nextMessage) {

@@ -20,7 +20,7 @@ export interface GatewayState {
 }
 
 export function callContext(state: GatewayState): CallContext {
-  const ctx: CallContext = { principal: state.principal ?? ANONYMOUS_PRINCIPAL, trace_id: state.call.traceId };
+  const ctx: CallContext = { principal: state.principal ?? ANONYMOUS_PRINCIPAL, trace_id: state.call.answerTraceId };
   if (state.deadline !== undefined) ctx.deadline = state.deadline;
   return ctx;
 }

@@ -11,7 +11,7 @@ import type { IncomingMessage } from 'node:http';
 import type { SvcError } from '../../errors/svc-error.js';
 import { SPAN_ATTRIBUTES, type ApiOperation } from '../../telemetry/span-names.js';
 import { extractHttpHeaders } from '../../telemetry/trace-context.js';
-import { apiOperation, beginCall, elapsedMs, logAccess, type ApiCall, type DoorTelemetry } from '../api-call.js';
+import { apiOperation, beginCall, clientTraceId, elapsedMs, logAccess, type ApiCall, type DoorTelemetry } from '../api-call.js';
 import { findRoute, type HttpRoute } from './routes.js';
 
 export interface HttpCall {
@@ -63,6 +63,7 @@ export function beginHttpCall(telemetry: DoorTelemetry, routes: readonly HttpRou
         code: api.failure?.code,
         duration_ms: elapsedMs(startedAt),
         trace_id: api.traceId,
+        ...clientTraceId(api),
       }));
     },
   };

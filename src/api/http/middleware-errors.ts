@@ -14,7 +14,7 @@ export function errorMiddleware(log?: Logger): Middleware<GatewayState> {
     try {
       await next();
     } catch (err) {
-      const { traceId } = ctx.state.call;
+      const { traceId, answerTraceId } = ctx.state.call;
       const error = asSvcError(err);
       ctx.state.error = error;
       if (error.code === 'INTERNAL') log?.error({ err, trace_id: traceId, method: ctx.method, path: ctx.path }, 'request failed');
@@ -23,10 +23,10 @@ export function errorMiddleware(log?: Logger): Middleware<GatewayState> {
         ctx.req.socket.destroy();
         return;
       }
-      const answer = httpError(error, traceId);
+      const answer = httpError(error, answerTraceId);
       ctx.status = answer.status;
       ctx.set(answer.headers);
-      ctx.set(TRACE_ID_RESPONSE_HEADER, traceId);
+      ctx.set(TRACE_ID_RESPONSE_HEADER, answerTraceId);
       ctx.body = answer.body;
     }
   };

@@ -20,7 +20,7 @@ export function telemetryMiddleware(telemetry: DoorTelemetry, routes: readonly H
     const call = beginHttpCall(telemetry, routes, ctx.req, false);
     ctx.state.call = call.api;
     ctx.state.operation = call.operation;
-    ctx.set(TRACE_ID_RESPONSE_HEADER, call.api.traceId);
+    ctx.set(TRACE_ID_RESPONSE_HEADER, call.api.answerTraceId);
     try {
       await context.with(call.api.context, next);
     } finally {

@@ -78,7 +78,7 @@ function reasonText(text: string): string {
 /** Writes an HTTP error answer on a socket that was never upgraded, and closes the call with it. */
 function refuse(socket: Duplex, err: unknown, call: HttpCall): void {
   const error = asSvcError(err);
-  const traceId = call.api.traceId;
+  const traceId = call.api.answerTraceId;
   const { status, body, headers } = httpError(error, traceId);
   call.answered(status, error);
   call.api.end();

@@ -155,12 +155,16 @@ describe('gRPC ManagementService', SUITE_TIMEOUT, () => {
     });
   });
 
-  it('ignores a malformed x-trace-id and answers with a new one', async () => {
+  it('echoes an x-trace-id that is no W3C trace id as sent; one too long to echo gets a new id', async () => {
     const raw = rawClient(s.address);
     const metadata = new Metadata();
     metadata.set('x-trace-id', 'not-a-trace-id');
     const { value } = await rawCall(raw, 'Health', {}, metadata);
+    const tooLong = new Metadata();
+    tooLong.set('x-trace-id', 'x'.repeat(129));
+    const { value: fresh } = await rawCall(raw, 'Health', {}, tooLong);
     raw.close();
-    assert.match((value as { trace_id: string }).trace_id, /^[0-9a-f]{32}$/);
+    assert.equal((value as { trace_id: string }).trace_id, 'not-a-trace-id');
+    assert.match((fresh as { trace_id: string }).trace_id, /^[0-9a-f]{32}$/);
   });
 });

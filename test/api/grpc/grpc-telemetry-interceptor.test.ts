@@ -73,7 +73,7 @@ describe('gRPC door telemetry', SUITE_TIMEOUT, () => {
     assert.deepEqual(entry, { method: 'health', traceId: health.trace_id, spanId: span.spanContext().spanId });
   });
 
-  it('continues the caller\'s traceparent; x-trace-id wins over it; a malformed x-trace-id is ignored', async () => {
+  it('continues the caller\'s traceparent; x-trace-id wins over it and is echoed as sent; one that is no trace id is echoed but names no trace', async () => {
     const child = await rawUnary('Health', {}, { traceparent: `00-${TRACE}-${PARENT_SPAN}-01` });
     assert.equal((child.value as { trace_id: string }).trace_id, TRACE);
     const span = await spanOf(doors, API_SPANS.Health, TRACE);
@@ -82,13 +82,26 @@ describe('gRPC door telemetry', SUITE_TIMEOUT, () => {
     assert.equal(child.headers?.get('x-trace-id')[0], TRACE, 'the response headers name the trace');
 
     const chosen = await rawUnary('Health', {}, { 'x-trace-id': OTHER_TRACE.toUpperCase(), traceparent: `00-${TRACE}-${PARENT_SPAN}-01` });
-    assert.equal((chosen.value as { trace_id: string }).trace_id, OTHER_TRACE);
-    assert.equal((await spanOf(doors, API_SPANS.Health, OTHER_TRACE)).parentSpanContext, undefined);
+    assert.equal((chosen.value as { trace_id: string }).trace_id, OTHER_TRACE.toUpperCase(), 'echoed as sent');
+    assert.equal(chosen.headers?.get('x-trace-id')[0], OTHER_TRACE.toUpperCase());
+    const chosenSpan = await spanOf(doors, API_SPANS.Health, OTHER_TRACE);
+    assert.equal(chosenSpan.parentSpanContext, undefined);
+    assert.equal(chosenSpan.attributes[SPAN_ATTRIBUTES.clientTraceId], undefined, 'the same id in other case is the trace id itself');
 
-    const malformed = await rawUnary('Health', {}, { 'x-trace-id': 'not-a-trace-id' });
-    const traceId = (malformed.value as { trace_id: string }).trace_id;
-    assert.match(traceId, /^[0-9a-f]{32}$/);
-    await spanOf(doors, API_SPANS.Health, traceId);
+    const requestId = 'req-7f3c2a91';
+    const own = await rawUnary('Health', {}, { 'x-trace-id': requestId, traceparent: `00-${TRACE}-${PARENT_SPAN}-01` });
+    assert.equal((own.value as { trace_id: string }).trace_id, requestId, 'echoed as sent');
+    assert.equal(own.headers?.get('x-trace-id')[0], requestId);
+    const spans = await doors.spans();
+    const ownSpan = spans.find((s) => s.name === API_SPANS.Health && s.attributes[SPAN_ATTRIBUTES.clientTraceId] === requestId);
+    assert.ok(ownSpan, 'the span keeps the client\'s id');
+    assert.equal(ownSpan.spanContext().traceId, TRACE, 'a traceparent still names the trace');
+    const line = doors.log.records().find((r) => r.msg === 'grpc call' && r.client_trace_id === requestId);
+    assert.equal(line?.trace_id, TRACE, 'the access line names both');
+
+    const failed = await rawUnary('GetAgent', { agent_id: UNKNOWN_AGENT }, { 'x-trace-id': requestId });
+    assert.ok(failed.error);
+    assert.equal(errorFromStatus(failed.error).trace_id, requestId, 'the error trailer echoes it too');
   });
 
   it('a failure: the trailer, the span and the access line name the same trace and code', async () => {

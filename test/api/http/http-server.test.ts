@@ -105,13 +105,26 @@ test('GET /api/v1/messages without Upgrade and without an agent_id points at the
   assert.equal(unknown.status, 404);
 });
 
-test('GET /api/v1/health echoes X-Trace-Id in the body and the header', async () => {
+test('GET /api/v1/health echoes X-Trace-Id as sent in the body and the header', async () => {
   const answer = await call(gw.base, 'GET', '/api/v1/health', undefined, { 'X-Trace-Id': TRACE.toUpperCase() });
   assert.equal(answer.status, 200);
-  assert.equal(answer.headers.get('x-trace-id'), TRACE);
+  assert.equal(answer.headers.get('x-trace-id'), TRACE.toUpperCase());
   assert.deepEqual(Object.keys(answer.body), ['status', 'version', 'agents', 'trace_id']);
   assert.equal(answer.body.status, 'healthy');
-  assert.equal(answer.body.trace_id, TRACE);
+  assert.equal(answer.body.trace_id, TRACE.toUpperCase());
+  for (const own of ['health-check-1', '123e4567-e89b-12d3-a456-426614174000', '0'.repeat(32)]) {
+    const echoed = await call(gw.base, 'GET', '/api/v1/health', undefined, { 'X-Trace-Id': own });
+    assert.equal(echoed.body.trace_id, own, `${own} is echoed as sent`);
+    assert.equal(echoed.headers.get('x-trace-id'), own);
+  }
+  const missing = await call(gw.base, 'GET', '/api/v1/agents/01J00000000000000000000000', undefined, { 'X-Trace-Id': 'req-404' });
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.trace_id, 'req-404', 'an error body echoes it too');
+  // Too long, or with a space, it is no id a response header can echo: the answer names the call's own trace.
+  for (const unusable of ['x'.repeat(129), 'two words']) {
+    const fresh = await call(gw.base, 'GET', '/api/v1/health', undefined, { 'X-Trace-Id': unusable });
+    assert.match(fresh.body.trace_id, /^[0-9a-f]{32}$/);
+  }
   assert.equal(answer.body.agents.capacity, gw.config.runtime.max_agents);
   const generated = await call(gw.base, 'GET', '/api/v1/health');
   assert.match(generated.body.trace_id, /^[0-9a-f]{32}$/);
