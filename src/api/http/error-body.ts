@@ -4,6 +4,7 @@
  * `SvcError` is mapped here too, so no path can answer with a bare 500 or a
  * stack trace.
  */
+import { STATUS_CODES } from 'node:http';
 import { SvcError, toSvcError, type ErrorCode } from '../../errors/svc-error.js';
 import type { ErrorBody } from '../proto.js';
 
@@ -38,4 +39,24 @@ export function httpError(err: unknown, traceId: string): HttpError {
     body: { code: error.code, message: error.message, trace_id: traceId, metadata: { ...error.metadata } },
     headers,
   };
+}
+
+/**
+ * `error` as a whole HTTP/1.1 answer to write on a bare socket (one no
+ * `ServerResponse` owns: a refused upgrade, a request Node could not read),
+ * closing the connection. `traceId` goes into a header, so it must be
+ * visible ASCII (trace-context.ts makes sure of it).
+ */
+export function rawHttpError(err: unknown, traceId: string): string {
+  const { status, body, headers } = httpError(err, traceId);
+  const json = JSON.stringify(body);
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
+    'Connection: close',
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(json)}`,
+    `X-Trace-Id: ${traceId}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n${json}`;
 }

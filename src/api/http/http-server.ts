@@ -17,6 +17,7 @@ import { untracedTracing, type DoorTelemetry } from '../api-call.js';
 import { listenOn, splitAddress } from '../host-port.js';
 import { loadManagementProto } from '../proto.js';
 import { bindingFor } from './api-router.js';
+import { answerClientErrors } from './client-errors.js';
 import { createGatewayApp } from './gateway-app.js';
 import { buildOpenApi, type OpenApiDocument } from './openapi.js';
 import type { Readiness } from './probes.js';
@@ -134,6 +135,7 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
   const shorter = Math.min(options.connectionTimeoutMs, options.requestTimeoutMs);
   const server = createServer({ connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))) }, app.callback());
   applyLimits(server, options);
+  answerClientErrors(server, options.log);
   server.on('upgrade', streams.handleUpgrade);
   const { metrics } = options;
   if (metrics !== undefined) server.on('connection', (socket: Socket) => metrics.trackConnection(socket));

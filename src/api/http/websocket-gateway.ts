@@ -16,7 +16,7 @@
  * `RESOURCE_EXHAUSTED: slow_consumer`, then the socket is cut, since a client
  * that does not read will not read the close frame either).
  */
-import { STATUS_CODES, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { context } from '@opentelemetry/api';
 import type protobuf from 'protobufjs';
@@ -28,7 +28,7 @@ import { validateFilter, type BusFilter } from '../../bus/filter.js';
 import type { Message } from '../../bus/message.js';
 import { SvcError, isSvcError } from '../../errors/svc-error.js';
 import { callContext, describeRequest, type DoorTelemetry } from '../api-call.js';
-import { asSvcError, httpError } from './error-body.js';
+import { asSvcError, rawHttpError } from './error-body.js';
 import { beginHttpCall, type HttpCall } from './http-call.js';
 import { encodeMessage } from './json-codec.js';
 import type { HttpRoute } from './routes.js';
@@ -78,20 +78,9 @@ function reasonText(text: string): string {
 /** Writes an HTTP error answer on a socket that was never upgraded, and closes the call with it. */
 function refuse(socket: Duplex, err: unknown, call: HttpCall): void {
   const error = asSvcError(err);
-  const traceId = call.api.answerTraceId;
-  const { status, body, headers } = httpError(error, traceId);
-  call.answered(status, error);
+  call.answered(error.httpStatus, error);
   call.api.end();
-  const json = JSON.stringify(body);
-  const lines = [
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,
-    'Connection: close',
-    'Content-Type: application/json; charset=utf-8',
-    `Content-Length: ${Buffer.byteLength(json)}`,
-    `X-Trace-Id: ${traceId}`,
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-  ];
-  if (socket.writable) socket.end(`${lines.join('\r\n')}\r\n\r\n${json}`, () => socket.destroy());
+  if (socket.writable) socket.end(rawHttpError(error, call.api.answerTraceId), () => socket.destroy());
   else socket.destroy();
 }
 
