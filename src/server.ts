@@ -198,6 +198,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     host: () => parts.host,
     nodeId,
     maxMemoryBytes: maxAgentMemoryBytes(runtime),
+    lowerMemoryMaximum: runtime.lower_memory_maximum,
     streamBufferSize: config.server.stream_buffer_size,
     metrics,
     tracing,

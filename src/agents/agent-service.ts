@@ -9,7 +9,9 @@
  *   synchronous=FULL). If `_initialize`/`_start` traps, runs out of fuel or
  *   overruns `agent_startup_timeout`, nothing is stored and the call fails
  *   (INVALID_MODULE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED for memory): a
- *   module that cannot start is never deployed. `max_agents` counts deploys
+ *   module that cannot start is never deployed. A module whose memory does
+ *   not fit the agent's `memory_limit` is refused before it starts
+ *   (INVALID_MODULE, sandbox/agent-memory.ts). `max_agents` counts deploys
  *   in progress, so concurrent deploys cannot overshoot it. The steps are the
  *   spans `svc.wasm.validate` (here), then `svc.runtime.create`,
  *   `svc.registry.register` and `svc.events.emit` (agent-host.ts `deploy`).
@@ -27,6 +29,7 @@ import { validateFilter } from '../bus/filter.js';
 import { newId } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
+import { checkAgentMemory } from '../sandbox/agent-memory.js';
 import { isStoreError } from '../store/store-error.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
@@ -45,6 +48,8 @@ export interface AgentServiceOptions {
   nodeId: string;
   /** The per-agent memory maximum (`max_memory_pages` × 64 KiB), also what `memory_limit` 0 means. */
   maxMemoryBytes: number;
+  /** `runtime.lower_memory_maximum`: a module's maximum above the agent's `memory_limit` is lowered, not refused. */
+  lowerMemoryMaximum: boolean;
   /** `server.stream_buffer_size`. */
   streamBufferSize: number;
   /** The server's registry: `metrics` answers its samples, the figures of the Prometheus listener. */
@@ -98,6 +103,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const admitted = await tracing.withSpan(SPANS.wasmValidate, { [SPAN_ATTRIBUTES.moduleSize]: valid.module.byteLength }, async (span) => {
           const result = await host.admission.admit(valid.module);
           span.setAttribute(SPAN_ATTRIBUTES.moduleSha256, result.sha256);
+          // Admission is per module (and cached); the agent's own memory_limit is checked per deploy.
+          checkAgentMemory(result.info.memory, valid.memoryLimitBytes, options.lowerMemoryMaximum);
           return result;
         });
         if (!host.accepting) throw unavailable();

@@ -31,6 +31,7 @@ export type RejectionReason =
   | 'reserved_export'
   | 'memory_no_maximum'
   | 'memory_limit'
+  | 'agent_memory_limit'
   | 'invalid_module';
 
 /** What validation learned about an accepted module. */

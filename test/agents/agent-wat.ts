@@ -132,6 +132,27 @@ export function writer(bytes: number): string {
     ${WRITE_LINE('(i32.const 1024)', `(i32.const ${bytes})`)}))`;
 }
 
+/**
+ * Declares `initial` and `maximum` pages; each message grows its memory one
+ * page at a time until `memory.grow` returns -1, then replies the pages it
+ * holds: where its maximum really is.
+ */
+export function grower(initial: number, maximum: number): string {
+  return `(module
+  ${FD_WRITE}
+  (memory (export "memory") ${initial} ${maximum})
+  ${INFORM_PREFIX}
+  ${ITOA}
+  (func (export "handle")
+    (local $p i32)
+    (block $full
+      (loop $more
+        (br_if $full (i32.eq (memory.grow (i32.const 1)) (i32.const -1)))
+        (br $more)))
+    (local.set $p (call $itoa (memory.size) (i32.const 292)))
+    ${REPLY_NUMBER}))`;
+}
+
 /** A module whose only oddity is `imports` (WAT import lines); otherwise a valid agent. */
 export function importing(...imports: string[]): string {
   return `(module ${imports.join(' ')} (memory (export "memory") 1 1) (func (export "handle")))`;

@@ -59,8 +59,9 @@ async function restError(method: string, path: string, body?: unknown): Promise<
 }
 
 test('deploy, get and list give the same agents', async () => {
-  const viaGrpc = (await grpc.deploy({ name: 'doors-grpc', wasm_module: ECHO_WASM, capabilities: ['echo'], resources: { memory_limit: 65536 * 8 } })).agent_id;
-  const viaRest = (await call(gw.base, 'POST', '/api/v1/agents', { name: 'doors-rest', wasm_module: ECHO_WASM.toString('base64'), capabilities: ['echo'], resources: { memory_limit: 65536 * 8 } })).body.agent_id as string;
+  // 16 pages: the echo example's declared maximum must fit the agent's memory_limit.
+  const viaGrpc = (await grpc.deploy({ name: 'doors-grpc', wasm_module: ECHO_WASM, capabilities: ['echo'], resources: { memory_limit: 65536 * 16 } })).agent_id;
+  const viaRest = (await call(gw.base, 'POST', '/api/v1/agents', { name: 'doors-rest', wasm_module: ECHO_WASM.toString('base64'), capabilities: ['echo'], resources: { memory_limit: 65536 * 16 } })).body.agent_id as string;
   for (const id of [viaGrpc, viaRest]) {
     const fromGrpc = await grpc.get(id);
     const fromRest = (await call(gw.base, 'GET', `/api/v1/agents/${id}`)).body;
