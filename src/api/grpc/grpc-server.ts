@@ -1,8 +1,9 @@
 /**
  * The gRPC door: `svc.v1.ManagementService` over grpc-js, with server
- * reflection (v1 and v1alpha), behind our own TCP listener that enforces
- * the connection limits (see grpc-connection-limit.ts), every call traced,
- * counted and logged by one interceptor (grpc-telemetry-interceptor.ts).
+ * reflection (v1 and v1alpha, serving the files of grpc-reflection-files.ts),
+ * behind our own TCP listener that enforces the connection limits (see
+ * grpc-connection-limit.ts), every call traced, counted and logged by one
+ * interceptor (grpc-telemetry-interceptor.ts).
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
@@ -18,6 +19,7 @@ import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
 import { createConnectionLimiter } from './grpc-connection-limit.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { createManagementHandlers } from './grpc-handlers.js';
+import { managementReflectionDefinition } from './grpc-reflection-files.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
 import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
 
@@ -77,7 +79,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     log,
   });
   server.addService(managementServiceDefinition(), handlers.implementation);
-  new ReflectionService(loadManagementProto().packageDefinition).addToServer(server);
+  new ReflectionService(managementReflectionDefinition()).addToServer(server);
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
 
   let started: Promise<string> | undefined;
