@@ -74,7 +74,8 @@ function parse(): ManagementProto {
   // proto-loader does not expose its Root, so a second parse with the same include path builds ours.
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => (existsSync(join(PROTO_DIR, target)) ? join(PROTO_DIR, target) : target);
-  root.loadSync(MANAGEMENT_PROTO_FILE, { keepCase: true });
+  // `//` comments too (the schema's own style), so the OpenAPI document carries them as descriptions.
+  root.loadSync(MANAGEMENT_PROTO_FILE, { keepCase: true, alternateCommentMode: true });
   root.resolveAll();
   const service = root.lookupService(MANAGEMENT_SERVICE_NAME);
   // proto-loader's own codec, so the trailer reads back with exactly the options every other message does.

@@ -53,6 +53,12 @@ function packageTypes(service: protobuf.Service): protobuf.Type[] {
   return types;
 }
 
+/** An operation's summary: the first sentence of its comment, which may run over several lines. */
+function firstSentence(comment: string): string {
+  const text = comment.replace(/\s*\n\s*/g, ' ');
+  return /^.*?\.(?=\s|$)/.exec(text)?.[0] ?? text;
+}
+
 function describe(target: Schema, comment: string | null | undefined): Schema {
   if (comment) target.description = comment.replace(/\s*\n\s*/g, ' ');
   return target;
@@ -193,7 +199,7 @@ export function buildOpenApi(service: protobuf.Service, routes: readonly HttpRou
     const operation: Schema = {
       operationId: route.operationId,
       tags: [service.name],
-      summary: comment?.split('\n')[0] ?? route.rpc,
+      summary: comment === undefined || comment === '' ? route.rpc : firstSentence(comment),
       parameters,
       responses,
     };
@@ -225,8 +231,8 @@ export function buildOpenApi(service: protobuf.Service, routes: readonly HttpRou
           name: 'X-Trace-Id',
           in: 'header',
           required: false,
-          description: 'A W3C trace id (32 hex digits) for this call; echoed in the X-Trace-Id response header and every error body.',
-          schema: { type: 'string', pattern: '^[0-9a-fA-F]{32}$' },
+          description: 'The trace id of this call: a W3C trace id (32 hex digits) names the trace; any value of 1 to 128 visible ASCII characters is echoed as sent in the X-Trace-Id response header, every error body and Health.',
+          schema: { type: 'string', pattern: '^[!-~]{1,128}$' },
         },
       },
       responses: Object.fromEntries(Object.entries(ERROR_RESPONSES).map(([name, r]) => [name, { description: r.description, ...errorSchema }])),

@@ -10,7 +10,7 @@ import { RPC_BINDINGS } from '../../../src/api/http/rpc-bindings.js';
 const proto = loadManagementProto();
 const routes = deriveRoutes(proto.service);
 const doc = buildOpenApi(proto.service, routes, { version: '9.9.9', bindingFor: (r) => bindingFor(r) });
-type Operation = { operationId: string; parameters: Array<Record<string, unknown>>; requestBody?: { content: Record<string, { schema: unknown }> }; responses: Record<string, unknown> };
+type Operation = { operationId: string; summary: string; description?: string; parameters: Array<Record<string, unknown>>; requestBody?: { content: Record<string, { schema: unknown }> }; responses: Record<string, unknown> };
 const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, ...(op as unknown as Operation) })));
 const op = (id: string) => operations.find((o) => o.operationId === id)!;
 
@@ -40,7 +40,11 @@ test('a schema for every message of the package, Error included', () => {
   const messages = proto.root.lookup('svc.v1')!.toJSON().nested as Record<string, { fields?: unknown }>;
   assert.deepEqual(Object.keys(schemas).sort(), Object.entries(messages).filter(([, v]) => v.fields !== undefined).map(([k]) => k).sort());
   assert.deepEqual(Object.keys(schemas.Error!.properties), ['code', 'message', 'trace_id', 'metadata']);
-  assert.deepEqual(schemas.DeployAgentRequest!.properties.wasm_module, { type: 'string', contentEncoding: 'base64' });
+  assert.deepEqual(schemas.DeployAgentRequest!.properties.wasm_module, {
+    type: 'string',
+    contentEncoding: 'base64',
+    description: 'The WebAssembly module (base64 in JSON), at most runtime.max_module_size bytes.',
+  });
   assert.deepEqual((schemas.Message!.properties.metadata as { additionalProperties: unknown }).additionalProperties, { type: 'string' });
   assert.equal(((schemas.Message!.properties.message_type as { enum: string[] }).enum).length, 22);
 });
@@ -50,7 +54,7 @@ test('parameters, bodies and statuses of each operation', () => {
   const types = op('SubscribeMessages').parameters.find((p) => p.name === 'message_types')!;
   assert.deepEqual([types.style, types.explode], ['form', false]);
   assert.deepEqual(op('DeployAgent').requestBody?.content['application/json']?.schema, { $ref: '#/components/schemas/DeployAgentRequest' });
-  assert.deepEqual(op('SendMessage').requestBody?.content['application/json']?.schema, { $ref: '#/components/schemas/Message' });
+  assert.equal((op('SendMessage').requestBody?.content['application/json']?.schema as { $ref: string }).$ref, '#/components/schemas/Message');
   for (const route of routes) assert.ok(String(RPC_BINDINGS[route.rpc]!.status) in op(route.operationId).responses, route.operationId);
   assert.ok('201' in op('DeployAgent').responses && '422' in op('DeployAgent').responses && '413' in op('DeployAgent').responses);
   assert.ok('202' in op('SendMessage2').responses && '404' in op('SendMessage2').responses);
@@ -59,4 +63,18 @@ test('parameters, bodies and statuses of each operation', () => {
     assert.ok('400' in o.responses && 'default' in o.responses, o.operationId);
     assert.deepEqual(o.parameters[0], { $ref: '#/components/parameters/TraceId' });
   }
+});
+
+test('descriptions come from the schema\'s comments: every message, field and operation has one, and a summary is one sentence', () => {
+  const schemas = (doc.components as { schemas: Record<string, { description?: string; properties: Record<string, { description?: string }> }> }).schemas;
+  for (const [name, schema] of Object.entries(schemas)) {
+    assert.ok(schema.description, `${name} has a description`);
+    for (const [field, property] of Object.entries(schema.properties)) assert.ok(property.description, `${name}.${field} has a description`);
+  }
+  assert.match(schemas.Message!.properties.message_type!.description ?? '', /^A FIPA performative: accept-proposal, /);
+  for (const o of operations) {
+    assert.ok(o.description?.endsWith(`(RPC ManagementService.${routes.find((r) => r.operationId === o.operationId)!.rpc})`), o.operationId);
+    assert.match(o.summary, /^[A-Z][^.]*\.$/, `${o.operationId}: ${o.summary}`);
+  }
+  assert.equal(op('SubscribeMessages').summary, 'Live messages matching the filter.');
 });
