@@ -36,6 +36,7 @@ import { agentSettingsFrom, maxAgentMemoryBytes } from './agents/agent-settings.
 import { createMessageBus, type MessageBus } from './bus/bus.js';
 import { createMessageHistory, type MessageHistory } from './bus/history.js';
 import type { Config } from './config/schema.js';
+import { checkUnavailableSettings } from './config/unavailable-settings.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
@@ -87,6 +88,7 @@ function serviceHandle(close: () => Promise<void> | void): ChildHandle {
 }
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
+  checkUnavailableSettings(config, log);
   const dataDir = resolve(options.cwd ?? process.cwd(), config.storage.data_dir);
   mkdirSync(dataDir, { recursive: true });
   const runtime = config.runtime;

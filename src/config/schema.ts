@@ -15,9 +15,9 @@ export const CONFIG_SCHEMA = {
     connection_timeout: duration('30s', 'Time a new connection may take to send its first request.'),
     request_timeout: duration('60s', 'Longest time one request may take before it fails with DEADLINE_EXCEEDED.'),
     keepalive_timeout: duration('60s', 'Idle time after which a kept-alive connection is closed.'),
-    rate_limit_enabled: bool(true, 'Limit requests per client.'),
-    rate_limit_per_second: int(1_000, 'Sustained requests per second per client.', 1),
-    rate_limit_burst: int(2_000, 'Requests a client may send at once above the sustained rate.', 1),
+    rate_limit_enabled: bool(true, 'Limit requests per client. Reserved: not enforced yet (security work, DESIGN.md section 9).'),
+    rate_limit_per_second: int(1_000, 'Sustained requests per second per client. Reserved: not enforced yet.', 1),
+    rate_limit_burst: int(2_000, 'Requests a client may send at once above the sustained rate. Reserved: not enforced yet.', 1),
     stream_buffer_size: int(1_024, 'Events a streaming subscriber may fall behind before it is dropped with RESOURCE_EXHAUSTED (slow_consumer).', 1),
   },
   runtime: {
@@ -52,7 +52,7 @@ export const CONFIG_SCHEMA = {
     restart_backoff_jitter: ratio(0.2, 'Random spread of each wait (0.2 = ±20 %), so agents that crashed together restart apart.'),
   },
   security: {
-    auth_enabled: bool(false, 'Require authentication on the management API.'),
+    auth_enabled: bool(false, 'Require authentication on the management API. Not available yet: true stops the start rather than serve an open API.'),
   },
   observability: {
     log_level: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const, 'info', 'Lowest level written to the log.'),
@@ -73,8 +73,8 @@ export const CONFIG_SCHEMA = {
     deployment_environment: text('development', 'deployment.environment resource attribute.'),
   },
   cluster: {
-    addr: address('', 'Gossip bind address (host:port); empty runs a single node. Env: SVC_CLUSTER_ADDR.', true),
-    seeds: list([], 'Addresses of nodes to join at start. Env: SVC_CLUSTER_SEEDS (comma-separated).'),
+    addr: address('', 'Gossip bind address (host:port); empty runs a single node. Env: SVC_CLUSTER_ADDR. Reserved: clustering is not available yet; a node with it set runs alone and logs a warning.', true),
+    seeds: list([], 'Addresses of nodes to join at start. Env: SVC_CLUSTER_SEEDS (comma-separated). Reserved, like cluster.addr.'),
     node_id: text('', 'This node\'s id; empty means one is generated and kept in the data directory.'),
   },
   storage: {

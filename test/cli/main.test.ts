@@ -66,6 +66,13 @@ describe('svc CLI', () => {
     assert.match(run.stderr, /runtime\.execution_timeout/);
   });
 
+  it('will not start with auth_enabled, which this version cannot enforce: exit code 3, the key named, nothing listening', async () => {
+    const run = await svc(['start'], { env: { SVC_SECURITY_AUTH_ENABLED: 'true', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' } });
+    assert.equal(run.code, 3);
+    assert.match(run.stderr, /^svc: invalid configuration: security\.auth_enabled: authentication is not available/);
+    assert.doesNotMatch(run.stdout, /"msg":"listening"/);
+  });
+
   it('check admits a valid module and prints what admission found', async () => {
     const file = join(dir, 'ok.wasm');
     writeFileSync(file, await wat('(module (memory (export "memory") 1 2) (func (export "handle")))'));
