@@ -4,7 +4,9 @@
  * carries the sandbox's metadata exactly as admission produced it. Each
  * fixture's first comment names its reason (and feature), e.g.
  * `;; forbidden_feature simd: ...`, so a fixture added later is covered
- * without touching this file.
+ * without touching this file. Reason `invalid_module` (the allowlist decoder
+ * accepts, the engine's validation refuses) has no fixture, since wabt would
+ * refuse to assemble it; its bytes come from test/helpers/wasm-bytes.ts.
  */
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -16,6 +18,7 @@ import { sandboxLimitsFrom } from '../../../src/sandbox/limits.js';
 import { SvcError } from '../../../src/errors/svc-error.js';
 import { testConfig } from '../../agents/agent-fixtures.js';
 import { watFixture, type WatFeatures } from '../../helpers/wat.js';
+import { engineOnlyTypeError } from '../../helpers/wasm-bytes.js';
 import { assertError, failure, startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from './grpc-harness.js';
 
 const REJECT_DIR = fileURLToPath(new URL('../../fixtures/reject/', import.meta.url));
@@ -60,6 +63,14 @@ describe('every sandbox rejection surfaces as INVALID_MODULE with its metadata',
       assert.equal(remote.body.message, local.message);
     });
   }
+
+  it('a module only the engine refuses: invalid_module', async () => {
+    const bytes = engineOnlyTypeError();
+    const remote = await failure(s.client.deploy({ name: 'reject-engine-only-type-error', wasm_module: bytes }));
+    assertError(remote, 'INVALID_MODULE', status.INVALID_ARGUMENT);
+    assert.deepEqual(remote.body.metadata, { reason: 'invalid_module' });
+    assert.equal(remote.body.message, 'the module is not valid WebAssembly');
+  });
 
   it('deployed none of them', async () => {
     assert.equal((await s.client.list()).agents.length, 0);

@@ -99,17 +99,43 @@ test('wrong or missing Content-Type: 400 INVALID_ARGUMENT naming Content-Type', 
   assert.equal((await call(gw.base, 'POST', '/api/v1/messages', body, { 'content-type': 'application/json; charset=utf-8' })).status, 202);
 });
 
-test('oversized: a body over the limit is 413 from its Content-Length or while streaming; a module or content over its own limit 413', async () => {
+/** The documented body limit: `max_module_size` (1 MiB here) in base64 plus 64 KiB. */
+const BODY_LIMIT = 4 * Math.ceil(MiB / 3) + 64 * 1024;
+
+/** A deploy body padded with JSON whitespace to exactly `size` bytes. */
+function deployBody(name: string, module: Buffer, size: number): string {
+  const body = JSON.stringify({ name, wasm_module: module.toString('base64') });
+  assert.ok(body.length <= size, `${body.length} bytes do not fit in ${size}`);
+  return body.padEnd(size, ' ');
+}
+
+test('oversized: a body over the limit is 413 too_large from its Content-Length or while streaming; content over its own limit 413', async () => {
+  const bodyLimit = { reason: 'too_large', limit: String(BODY_LIMIT) };
   const big = 'A'.repeat(2 * MiB);
-  expectError(await call(gw.base, 'POST', '/api/v1/agents', { name: 'huge', wasm_module: big }), 413, 'PAYLOAD_TOO_LARGE', { reason: 'too_large' });
+  const huge = await call(gw.base, 'POST', '/api/v1/agents', { name: 'huge', wasm_module: big });
+  expectError(huge, 413, 'PAYLOAD_TOO_LARGE');
+  assert.deepEqual(huge.body.metadata, bodyLimit);
   // Chunked, so the size is only known while reading.
   const chunk = `{"name":"huge","wasm_module":"${'A'.repeat(MiB)}`;
-  expectError(await raw('POST', '/api/v1/agents', { ...json, 'transfer-encoding': 'chunked' }, [chunk, 'A'.repeat(MiB), '"}']), 413, 'PAYLOAD_TOO_LARGE');
-  // Within the body limit, over max_module_size: the service's own check.
-  const module = Buffer.concat([ECHO_WASM, Buffer.alloc(MiB)]).toString('base64');
-  expectError(await call(gw.base, 'POST', '/api/v1/agents', { name: 'too-big-module', wasm_module: module }), 413, 'PAYLOAD_TOO_LARGE');
+  const chunked = await raw('POST', '/api/v1/agents', { ...json, 'transfer-encoding': 'chunked' }, [chunk, 'A'.repeat(MiB), '"}']);
+  expectError(chunked, 413, 'PAYLOAD_TOO_LARGE');
+  assert.deepEqual(chunked.body.metadata, bodyLimit);
   const content = 'x'.repeat(MiB + 1);
   expectError(await call(gw.base, 'POST', '/api/v1/messages', { receiver: agent, message_type: 'inform', content }), 413, 'PAYLOAD_TOO_LARGE', { field: 'content' });
+});
+
+test('a module over max_module_size in a body at the body limit is module_too_large; one byte more of body is the body limit', async () => {
+  const padded = (size: number): Buffer => Buffer.concat([ECHO_WASM, Buffer.alloc(size - ECHO_WASM.length)]);
+  // A module of exactly max_module_size fits: the body limit passes it on to admission, which reads it (trailing zeros: malformed).
+  const atLimit = await call(gw.base, 'POST', '/api/v1/agents', deployBody('module-at-limit', padded(MiB), BODY_LIMIT), json);
+  expectError(atLimit, 422, 'INVALID_MODULE', { reason: 'malformed' });
+  const overModule = deployBody('too-big-module', padded(MiB + 1), BODY_LIMIT);
+  const module = await call(gw.base, 'POST', '/api/v1/agents', overModule, json);
+  expectError(module, 413, 'PAYLOAD_TOO_LARGE');
+  assert.deepEqual(module.body.metadata, { reason: 'module_too_large', limit: String(MiB), size: String(MiB + 1) });
+  const body = await call(gw.base, 'POST', '/api/v1/agents', `${overModule} `, json);
+  expectError(body, 413, 'PAYLOAD_TOO_LARGE');
+  assert.deepEqual(body.body.metadata, { reason: 'too_large', limit: String(BODY_LIMIT) });
 });
 
 test('a body shorter than its Content-Length or in an unknown encoding is INVALID_ARGUMENT; gzip is read', async () => {

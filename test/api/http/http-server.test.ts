@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { watFixture } from '../../helpers/wat.js';
+import { engineOnlyTypeError } from '../../helpers/wasm-bytes.js';
 import { call, deployEcho, ECHO_WASM, eventually, startGateway, type Gateway } from './http-fixtures.js';
 
 let gw: Gateway;
@@ -167,6 +168,12 @@ test('every rejection reason of the sandbox is 422 INVALID_MODULE with its metad
   }
   const garbage = await call(gw.base, 'POST', '/api/v1/agents', { name: 'garbage', wasm_module: 'AAECAw==' });
   assert.deepEqual([garbage.status, garbage.body.metadata.reason], [422, 'malformed']);
+  // No .wat fixture can carry this reason: wabt validates what it assembles.
+  const engineOnly = await call(gw.base, 'POST', '/api/v1/agents', { name: 'engine-only-type-error', wasm_module: Buffer.from(engineOnlyTypeError()).toString('base64') });
+  assert.equal(engineOnly.status, 422, engineOnly.text);
+  assert.deepEqual(engineOnly.body, { code: 'INVALID_MODULE', message: 'the module is not valid WebAssembly', trace_id: engineOnly.body.trace_id, metadata: { reason: 'invalid_module' } });
+  assert.match(engineOnly.body.trace_id, /^[0-9a-f]{32}$/);
+  assert.equal((await call(gw.base, 'GET', '/api/v1/health')).body.status, 'healthy');
 });
 
 test('deploy errors: a taken name 409, a missing name 400', async () => {
