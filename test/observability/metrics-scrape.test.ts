@@ -4,14 +4,19 @@
  * WebSocket subscriber, an agent crash, an undeploy) has every `svc_*`
  * metric of the issue with the values the workload implies, passes
  * `promtool check metrics`, carries only the documented labels, forgets an
- * undeployed agent's series, and agrees with the JSON of both doors.
+ * undeployed agent's series, and agrees with the JSON of both doors. A
+ * second server, with one agent busy, shows the messages queued behind it.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { WebSocket } from 'ws';
 import { METRIC_LABELS, METRICS } from '../../src/telemetry/metric-catalog.js';
+import { burner, compile } from '../agents/agent-wat.js';
 import { parsePrometheusText, promtoolCheck, type TextSample } from '../telemetry/prometheus-text.js';
 import { eventually, example, rest, startObservedServer, type ObservedServer } from './observability-fixtures.js';
+
+/** Iterations of the busy agent's loop: about a second and a half of CPU, far longer than a scrape, within the default fuel. */
+const BUSY_ITERATIONS = 500_000_000;
 
 let observed: ObservedServer;
 let subscriber: WebSocket;
@@ -21,8 +26,8 @@ let beforeUndeploy: TextSample[] = [];
 let text = '';
 let samples: TextSample[] = [];
 
-async function scrape(): Promise<string> {
-  const res = await fetch(observed.metricsUrl);
+async function scrape(url = observed.metricsUrl): Promise<string> {
+  const res = await fetch(url);
   assert.equal(res.status, 200);
   return res.text();
 }
@@ -95,7 +100,8 @@ describe('/metrics after a workload', { timeout: 60_000 }, () => {
     for (const id of [agents.echo, agents.crasher]) assert.ok((value('svc_wasm_memory_usage_bytes', { agent_id: id }) ?? 0) > 0, `memory of ${id}`);
     assert.ok((value('svc_runtime_memory_usage_bytes') ?? 0) > 0);
     const cpu = value('svc_runtime_cpu_usage_ratio');
-    assert.ok(cpu !== undefined && cpu >= 0 && cpu <= 1, `cpu ratio ${cpu}`);
+    // The share since the probes were made, the first time it is read: the deploys and executions above used CPU.
+    assert.ok(cpu !== undefined && cpu > 0 && cpu <= 1, `cpu ratio ${cpu}`);
   });
 
   it('forgets an undeployed agent\'s series', () => {
@@ -108,7 +114,7 @@ describe('/metrics after a workload', { timeout: 60_000 }, () => {
     assert.equal(value('svc_messages_sent_total', { message_type: 'request' }), 2, 'the two client sends');
     assert.equal(value('svc_messages_sent_total', { message_type: 'inform' }), 1, 'echo\'s reply');
     assert.equal(value('svc_messages_received_total', { message_type: 'request' }), 2);
-    assert.ok((value('svc_message_processing_duration_seconds_count') ?? 0) >= 1);
+    assert.equal(value('svc_message_processing_duration_seconds_count'), 2, 'echo\'s hello and the crasher\'s crash; replies go to the client, not to an agent');
     assert.equal(value('svc_message_queue_size'), 0);
     assert.equal(value('svc_message_errors_total', { message_type: 'request' }), 1, 'the message the crasher could not handle');
   });
@@ -160,5 +166,22 @@ describe('/metrics after a workload', { timeout: 60_000 }, () => {
     assert.deepEqual(names(fromRest), names(fromText));
     assert.deepEqual(stable(fromRpc), stable(fromText));
     assert.deepEqual(stable(fromRest), stable(fromText));
+  });
+});
+
+describe('/metrics while an agent is busy', { timeout: 60_000 }, () => {
+  it('svc_message_queue_size counts the messages waiting behind the execution', async () => {
+    // No CPU quota, so the first message runs at once instead of waiting in the mailbox; stop cuts the execution
+    // rather than wait for it; no tracing, which the gauge does not need and whose shutdown would take most of the test's time.
+    const busy = await startObservedServer(['--runtime.cpu_quota_per_agent=0', '--runtime.agent_shutdown_timeout=50ms', '--observability.enable_tracing=false']);
+    try {
+      const { agent_id } = await busy.client.deploy({ name: 'scrape-busy', wasm_module: await compile(burner(BUSY_ITERATIONS)) });
+      for (const content of ['first', 'second', 'third']) await busy.client.send({ receiver: agent_id, message_type: 'request', content });
+      await eventually(async () => ((await busy.client.get(agent_id)).state === 'executing' ? true : undefined), 'the busy agent executing');
+      const scraped = parsePrometheusText(await scrape(busy.metricsUrl)).samples;
+      assert.equal(value('svc_message_queue_size', {}, scraped), 2, 'one executing, two waiting');
+    } finally {
+      await busy.stop();
+    }
   });
 });

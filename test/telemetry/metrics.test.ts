@@ -5,7 +5,7 @@ import { createConnection, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { once } from 'node:events';
-import { createRealClock } from '../../supervisors/index.js';
+import { createRealClock, createSimulatedClock } from '../../supervisors/index.js';
 import {
   grpcMethodLabel,
   grpcStatusLabel,
@@ -16,7 +16,7 @@ import {
   type MetricSpec,
 } from '../../src/telemetry/metric-catalog.js';
 import { createMetrics, type Metrics } from '../../src/telemetry/metrics.js';
-import { createProcessProbes, type ProcessProbes } from '../../src/telemetry/process-probes.js';
+import { CPU_WINDOW_MS, createProcessProbes, type ProcessProbes } from '../../src/telemetry/process-probes.js';
 import { parsePrometheusText, promtoolCheck } from './prometheus-text.js';
 
 const SPECS = Object.values(METRICS) as MetricSpec[];
@@ -188,6 +188,35 @@ test('process probes read real figures', async () => {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+/** Spins until this process has used `ms` of CPU since the call (or two seconds have passed, whichever is first). */
+function burnCpu(ms: number): void {
+  const start = process.cpuUsage();
+  const deadline = Date.now() + 2_000;
+  let sink = 0;
+  for (;;) {
+    const used = process.cpuUsage(start);
+    if ((used.user + used.system) / 1000 >= ms || Date.now() > deadline) break;
+    for (let i = 0; i < 10_000; i++) sink += Math.sqrt(i + sink);
+  }
+  assert.ok(Number.isFinite(sink));
+}
+
+test('cpuRatio is the CPU used over the window per core, measured again once the window is over', () => {
+  const clock = createSimulatedClock();
+  const probes = createProcessProbes({ clock, cores: 1 });
+  assert.equal(probes.cpuRatio(), 0, 'no time has passed yet');
+  burnCpu(20);
+  clock.set(100);
+  const first = probes.cpuRatio();
+  assert.ok(first >= 0.2 && first <= 1, `at least 20 ms of CPU over 100 ms on one core: ${first}`);
+  burnCpu(20);
+  clock.set(CPU_WINDOW_MS - 1);
+  assert.equal(probes.cpuRatio(), first, 'within the window the last figure stands');
+  clock.set(CPU_WINDOW_MS);
+  const second = probes.cpuRatio();
+  assert.ok(second > 0 && second < first, `the same CPU and a little more, over ${CPU_WINDOW_MS} ms: ${second}`);
 });
 
 test('label values come from bounded sets', () => {
