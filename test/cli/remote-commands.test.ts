@@ -5,7 +5,7 @@
  * with its one-line error and the exit code scripts rely on.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -88,6 +88,57 @@ describe('svc client commands against a running server', SUITE_TIMEOUT, () => {
     const again = await svc('agents', 'undeploy', id);
     assert.equal(again.code, EXIT.not_found);
     assert.match(again.stderr, /^svc: NOT_FOUND: .* \(trace [0-9a-f]{32}\)\n$/);
+  });
+
+  it('tail --type and --agent: only the messages of that type (and agent), while others are sent', async () => {
+    assert.ok(ECHO, 'the echo example is built');
+    const module = readFileSync(ECHO);
+    const a = (await s.client.deploy({ name: 'cli-tail-a', wasm_module: module })).agent_id;
+    const b = (await s.client.deploy({ name: 'cli-tail-b', wasm_module: module })).agent_id;
+    /** Resolves once `id` has sent `n` replies, so they are on the bus before what is sent next. */
+    const replied = async (id: string, n: number): Promise<void> => {
+      const until = Date.now() + 5_000;
+      while ((await s.client.get(id)).messages_sent < n) {
+        assert.ok(Date.now() < until, `${id} sent fewer than ${n} replies`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    type Line = { sender: string; receiver: string; message_type: string; content: string };
+    const parse = (stdout: string): string[][] =>
+      stdout.trim().split('\n').map((l) => JSON.parse(l) as Line).map((m) => [m.sender, m.receiver, m.message_type, m.content]);
+    const tail = (...filter: string[]) => startCli(['messages', 'tail', ...filter, '--output', 'json', '--server', s.address], { cwd: dir });
+    // --count ends each tail; every message a filter must reject is on the bus before the last matching one, so a leak takes a counted line.
+    const informs = tail('--type', 'inform', '--count', '4');
+    const informsOfA = tail('--agent', a, '--type', 'inform', '--count', '3');
+    try {
+      await Promise.all([informs.stderrIncludes('following'), informsOfA.stderrIncludes(`following messages of ${a}`)]);
+      await s.client.send({ receiver: a, message_type: 'request', content: 'r1' });
+      await s.client.send({ receiver: b, message_type: 'cfp', content: 'c1' });
+      await Promise.all([replied(a, 1), replied(b, 1)]);
+      const sent = await svc('messages', 'send', a, '--type', 'inform', '--content', 'i1');
+      assert.equal(sent.code, EXIT.ok, sent.stderr);
+
+      const [all, ofA] = await Promise.all([informs.done, informsOfA.done]);
+      assert.equal(all.code, EXIT.ok, all.stderr);
+      assert.equal(ofA.code, EXIT.ok, ofA.stderr);
+      const client = 'client:anonymous';
+      // The two first replies come from two agents in either order.
+      assert.deepEqual(parse(all.stdout).sort(), [
+        [a, client, 'inform', 'r1'],
+        [b, client, 'inform', 'c1'],
+        [client, a, 'inform', 'i1'],
+        [a, client, 'inform', 'i1'],
+      ].sort());
+      assert.deepEqual(parse(ofA.stdout), [
+        [a, client, 'inform', 'r1'],
+        [client, a, 'inform', 'i1'],
+        [a, client, 'inform', 'i1'],
+      ]);
+    } finally {
+      informs.child.kill('SIGKILL');
+      informsOfA.child.kill('SIGKILL');
+      await Promise.all([s.client.undeploy(a), s.client.undeploy(b)]);
+    }
   });
 
   it('a refused module: exit 4, one line naming the code and the reason', async () => {

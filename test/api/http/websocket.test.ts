@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
+import { captureLogger, type LogRecord } from '../../agents/agent-fixtures.js';
 import { call, deployEcho, eventually, startGateway, type Gateway } from './http-fixtures.js';
 
 interface Frame {
@@ -18,11 +19,14 @@ interface Stream {
   closed: Promise<{ code: number; reason: string }>;
 }
 
+const STREAM_BUFFER = 16;
 let gw: Gateway;
 let a: string;
 let b: string;
+/** The gateway's log: a subscriber dropped for being slow is a warn line with the error's metadata. */
+const logs: LogRecord[] = [];
 before(async () => {
-  gw = await startGateway(['--server.stream_buffer_size=16', '--runtime.message_history_size=4']);
+  gw = await startGateway([`--server.stream_buffer_size=${STREAM_BUFFER}`, '--runtime.message_history_size=4'], { log: captureLogger(logs) });
   a = await deployEcho(gw.base, 'ws-a');
   b = await deployEcho(gw.base, 'ws-b');
 });
@@ -54,6 +58,17 @@ function refused(path: string): Promise<{ status: number; body: Record<string, u
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> }));
     });
   });
+}
+
+/** Bus subscriptions open now: each WebSocket stream holds one. */
+function subscribers(): number {
+  const host = gw.server.host();
+  assert.ok(host, 'the server is running');
+  return host.bus.stats().subscribers;
+}
+
+function slowConsumers(): number {
+  return gw.server.host()?.bus.stats().slowConsumers ?? 0;
 }
 
 async function send(receiver: string, type: string, content: string): Promise<string> {
@@ -93,6 +108,25 @@ test('system-wide stream filtered by type, and by agent through the query', asyn
   await Promise.all([requests.closed, ofB.closed]);
 });
 
+test('a closed or cut client releases its bus subscription at once', async () => {
+  // Earlier tests' streams may still be closing on the server side.
+  await eventually(() => (gw.http.streams === 0 ? true : undefined));
+  const base = subscribers();
+  for (const ending of ['close', 'terminate'] as const) {
+    const stream = await open(`/api/v1/agents/${a}/messages`);
+    // The server subscribes before it answers the upgrade, so the client's 'open' comes after.
+    assert.equal(subscribers(), base + 1, `subscribed before ${ending}`);
+    const endedAt = Date.now();
+    stream.ws[ending]();
+    await eventually(() => (subscribers() === base ? true : undefined), 1_000).catch(() => {
+      assert.fail(`after ${ending}: ${subscribers()} subscribers, ${base} before the stream opened`);
+    });
+    assert.ok(Date.now() - endedAt < 500, `${ending}: released after ${Date.now() - endedAt} ms`);
+    assert.equal((await stream.closed).code, ending === 'close' ? 1005 : 1006);
+    await eventually(() => (gw.http.streams === 0 ? true : undefined), 1_000);
+  }
+});
+
 test('a bad filter is an HTTP error before the upgrade', async () => {
   const shout = await refused('/api/v1/messages?message_types=shout');
   assert.equal(shout.status, 400);
@@ -127,13 +161,28 @@ test('pings keep a live client; a client that stops answering pings is cut', asy
   }
 });
 
-test('a client that stops reading is dropped after a bounded backlog; the sends never wait for it', async () => {
+test('a client that stops reading is dropped for slow_consumer after a bounded backlog; the sends never wait for it', async () => {
+  await eventually(() => (gw.http.streams === 0 ? true : undefined));
+  const baseSubscribers = subscribers();
+  const baseSlow = slowConsumers();
+  const logged = logs.length;
   const slow = await open('/api/v1/messages');
   slow.ws.pause();
   const content = 'x'.repeat(256 * 1024);
   const sent = 300;
   for (let i = 0; i < sent; i++) await send(i % 2 === 0 ? a : b, 'inform', content);
   await eventually(() => (gw.http.streams === 0 ? true : undefined), 10_000);
+  // The cause, established on the server while the client still reads nothing: the bus dropped the
+  // stream's sink for falling behind, which released its subscription, and the gateway said why.
+  assert.equal(slowConsumers(), baseSlow + 1, 'the bus dropped one slow consumer');
+  assert.equal(subscribers(), baseSubscribers, 'its subscription is released');
+  const drops = logs.slice(logged).filter((r) => r.msg === 'websocket subscriber dropped');
+  assert.equal(drops.length, 1, `log: ${JSON.stringify(logs.slice(logged).map((r) => r.msg))}`);
+  const { metadata, trace_id } = drops[0] as { metadata?: Record<string, string>; trace_id?: string };
+  assert.equal(metadata?.reason, 'slow_consumer');
+  assert.equal(metadata?.buffer_size, String(STREAM_BUFFER));
+  assert.equal(metadata?.dropped, String(STREAM_BUFFER + 1));
+  assert.match(String(trace_id), /^[0-9a-f]{32}$/);
   slow.ws.resume();
   const { code, reason } = await slow.closed;
   // The close frame queues behind the unread backlog and the socket is cut after a grace period, so 1006 is as valid as 1008.
