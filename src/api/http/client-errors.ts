@@ -3,9 +3,10 @@
  * `request_timeout`, a request line or header Node cannot parse, headers too
  * large. Node answers those with a bare `408`, `400` or `431` and no body;
  * here they get the `Error` shape and a status of the error table, like every
- * other failure of the REST door. A request already answered (a body that
- * stalled past the deadline middleware's 504) gets nothing more: Node's own
- * handler would write a second, unsolicited `408` on that connection.
+ * other failure of the REST door. When Node's request timeout fires while
+ * the gateway still works on the request, this answer (504, with the call's
+ * trace id) comes first and the gateway's is dropped with the connection; a
+ * request whose answer has begun gets nothing more.
  */
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -31,22 +32,26 @@ function refusalOf(err: NodeJS.ErrnoException): SvcError | undefined {
 }
 
 export function answerClientErrors(server: Server, log?: Logger): void {
-  /** Sockets with an answer being written, or whose last request was answered before its body had all arrived. */
-  const unsafe = new WeakSet<Socket>();
+  /** The request each socket is on, while it is: once its answer has begun, nothing more may be written there. */
+  const current = new WeakMap<Socket, ServerResponse>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    unsafe.add(req.socket);
+    current.set(req.socket, res);
+    // An answer that went before its request's body had all arrived stays: Node's timeout may still fire for that body.
     res.once('finish', () => {
-      if (req.complete) unsafe.delete(req.socket);
+      if (req.complete && current.get(req.socket) === res) current.delete(req.socket);
     });
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const refusal = refusalOf(err);
-    // Bytes written now would land in the middle of another answer, or after one the client already has.
-    if (refusal === undefined || unsafe.has(socket) || !socket.writable) {
+    const res = current.get(socket);
+    // Bytes written now would land in the middle of an answer, or after one the client already has.
+    if (refusal === undefined || res?.headersSent === true || !socket.writable) {
       socket.destroy();
       return;
     }
-    const traceId = newTraceId();
+    // The gateway's telemetry middleware names the call's trace on the response before any work.
+    const named = res?.getHeader('x-trace-id');
+    const traceId = typeof named === 'string' ? named : newTraceId();
     log?.debug({ code: refusal.code, reason: err.code, trace_id: traceId }, 'http request refused before routing');
     socket.end(rawHttpError(refusal, traceId), () => socket.destroy());
   });

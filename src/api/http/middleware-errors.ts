@@ -27,6 +27,8 @@ export function errorMiddleware(log?: Logger): Middleware<GatewayState> {
       ctx.status = answer.status;
       ctx.set(answer.headers);
       ctx.set(TRACE_ID_RESPONSE_HEADER, answerTraceId);
+      // The rest of a body that has not all arrived (a deadline, a refusal before reading it) would be read as the next request.
+      if (!ctx.req.complete) ctx.set('Connection', 'close');
       ctx.body = answer.body;
     }
   };
