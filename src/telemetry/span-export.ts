@@ -311,6 +311,8 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
   return createSpanExport(options, (events) => {
     let worker: Worker | undefined;
     let failed = false;
+    /** Whether the thread was ever given spans: until then a flush or a stop has nothing to wait for, not even its start. */
+    let delivered = false;
     let nextId = 1;
     const waiting = new Map<number, () => void>();
 
@@ -372,18 +374,19 @@ export function createThreadSpanExport(init: ExportWorkerInit, report: (result: 
           const requests = chunks.map(({ bytes, end }) => bytes.subarray(frame.write(bytes, start, end), end));
           const counts = chunks.map((chunk) => chunk.spans);
           target.postMessage({ chunks: requests, spans: counts } satisfies ToExportWorker, requests.map((request) => request.buffer as ArrayBuffer));
+          delivered = true;
           return;
         }
         // No thread to take them (it failed, or the export was shut down): the spans are dropped, and counted.
         events.accepted(spans);
         events.dropped(spans);
       },
-      flush: () => request('flush'),
+      flush: () => (delivered ? request('flush') : Promise.resolve()),
       async shutdown() {
         const target = worker;
         // A collector that does not answer holds the last requests for up to `otlp_timeout` each;
         // the stop as a whole waits that long once, then the thread and what it still holds go.
-        if (!(await within(init.timeoutMs, request('shutdown')))) {
+        if (delivered && !(await within(init.timeoutMs, request('shutdown')))) {
           options.log?.warn({ otlp_timeout_ms: init.timeoutMs }, 'trace export cut short at stop; the spans still queued are dropped');
         }
         failed = true;

@@ -287,3 +287,35 @@ test('through the export thread, a collector that never answers holds shutdown f
     await collector.close();
   }
 });
+
+test('through the export thread, an export never given spans flushes and stops at once, without waiting for the thread to start', async () => {
+  const receiver = await startHttpReceiver();
+  const init = {
+    endpoint: { protocol: 'http' as const, url: `${receiver.url}/v1/traces` },
+    timeoutMs: 5_000,
+    headers: {},
+    resourceAttributes: { 'service.name': 'svc' },
+    scope: { name: 'svc' },
+    maxQueuedSpans: 1_000,
+  };
+  const options = { maxQueuedSpans: 1_000, clock: createSimulatedClock() };
+  try {
+    // What waiting for the thread costs here: its start and one export, measured from its creation.
+    let started = performance.now();
+    const used = createThreadSpanExport(init, () => undefined, options);
+    writeReadableSpan(used.open()!, await richSdkSpan());
+    used.commit();
+    await used.flush();
+    const startMs = performance.now() - started;
+    await used.shutdown();
+
+    started = performance.now();
+    const idle = createThreadSpanExport(init, () => undefined, options);
+    await idle.flush();
+    await idle.shutdown();
+    const idleMs = performance.now() - started;
+    assert.ok(idleMs < startMs / 2, `an idle export took ${idleMs.toFixed(0)} ms to flush and stop; a thread takes ${startMs.toFixed(0)} ms to start and export`);
+  } finally {
+    await receiver.close();
+  }
+});
