@@ -103,6 +103,11 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     if (call === undefined) return void socket.destroy();
     refuse(socket, new SvcError('INVALID_ARGUMENT', `WebSocket handshake refused: ${err.message}`, { reason: 'bad_handshake' }), call);
   });
+  // The 101 answer names the stream's trace, as every other answer of the REST door does.
+  wss.on('headers', (headers, req) => {
+    const call = handshakes.get(req);
+    if (call !== undefined) headers.push(`X-Trace-Id: ${call.api.answerTraceId}`);
+  });
   // Many subscribers see the same event object: its frame is built once.
   const frames = new WeakMap<Message, string>();
 

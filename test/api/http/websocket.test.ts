@@ -127,6 +127,19 @@ test('a closed or cut client releases its bus subscription at once', async () =>
   }
 });
 
+test('the 101 answer names the stream\'s trace in X-Trace-Id: the client\'s own, echoed, or a new one', async () => {
+  const traceOf = (headers: Record<string, string>): Promise<string | undefined> =>
+    new Promise((resolve, reject) => {
+      const ws = new WebSocket(`ws://${gw.address}/api/v1/messages`, { headers });
+      ws.once('upgrade', (res) => resolve(res.headers['x-trace-id'] as string | undefined));
+      ws.once('open', () => ws.close());
+      ws.once('error', reject);
+    });
+  assert.equal(await traceOf({ 'X-Trace-Id': 'ws-req-1' }), 'ws-req-1');
+  assert.equal(await traceOf({ 'X-Trace-Id': '4BF92F3577B34DA6A3CE929D0E0E4736' }), '4BF92F3577B34DA6A3CE929D0E0E4736');
+  assert.match((await traceOf({})) ?? '', /^[0-9a-f]{32}$/);
+});
+
 test('a bad filter is an HTTP error before the upgrade', async () => {
   const shout = await refused('/api/v1/messages?message_types=shout');
   assert.equal(shout.status, 400);
