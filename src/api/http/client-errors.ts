@@ -32,20 +32,16 @@ function refusalOf(err: NodeJS.ErrnoException): SvcError | undefined {
 }
 
 export function answerClientErrors(server: Server, log?: Logger): void {
-  /** The request each socket is on, while it is: once its answer has begun, nothing more may be written there. */
-  const current = new WeakMap<Socket, ServerResponse>();
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    current.set(req.socket, res);
-    // An answer that went before its request's body had all arrived stays: Node's timeout may still fire for that body.
-    res.once('finish', () => {
-      if (req.complete && current.get(req.socket) === res) current.delete(req.socket);
-    });
-  });
+  /** The last request each socket carried (one map write a request: no listener on the hot path). */
+  const last = new WeakMap<Socket, ServerResponse>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => void last.set(req.socket, res));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
     const refusal = refusalOf(err);
-    const res = current.get(socket);
-    // Bytes written now would land in the middle of an answer, or after one the client already has.
-    if (refusal === undefined || res?.headersSent === true || !socket.writable) {
+    const res = last.get(socket);
+    // A last request wholly received and answered leaves the socket free for this answer. Otherwise bytes
+    // written now would land in the middle of its answer, or after one given before its body had all arrived.
+    const busy = res !== undefined && res.headersSent && !(res.writableFinished && res.req.complete);
+    if (refusal === undefined || busy || !socket.writable) {
       socket.destroy();
       return;
     }
