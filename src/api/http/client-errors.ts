@@ -1,7 +1,8 @@
 /**
  * Requests Node cannot hand to the gateway: headers that never finish within
  * `request_timeout`, a request line or header Node cannot parse, headers too
- * large. Node answers those with a bare `408`, `400` or `431` and no body;
+ * large, a `CONNECT`, an `Expect` other than `100-continue`. Node answers
+ * those with a bare `408`, `400`, `431` or `417`, or cuts the connection;
  * here they get the `Error` shape and a status of the error table, like every
  * other failure of the REST door. When Node's request timeout fires while
  * the gateway still works on the request, this answer (504, with the call's
@@ -13,7 +14,7 @@ import type { Socket } from 'node:net';
 import { SvcError } from '../../errors/svc-error.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { newTraceId } from '../../telemetry/trace-ids.js';
-import { rawHttpError } from './error-body.js';
+import { httpError, rawHttpError } from './error-body.js';
 
 /** Node's error codes for what a client did wrong, mapped to the error table. */
 function refusalOf(err: NodeJS.ErrnoException): SvcError | undefined {
@@ -35,8 +36,8 @@ export function answerClientErrors(server: Server, log?: Logger): void {
   /** The last request each socket carried (one map write a request: no listener on the hot path). */
   const last = new WeakMap<Socket, ServerResponse>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => void last.set(req.socket, res));
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
-    const refusal = refusalOf(err);
+
+  function refuse(socket: Socket, refusal: SvcError | undefined, reason: string | undefined): void {
     const res = last.get(socket);
     // A last request wholly received and answered leaves the socket free for this answer. Otherwise bytes
     // written now would land in the middle of its answer, or after one given before its body had all arrived.
@@ -48,7 +49,27 @@ export function answerClientErrors(server: Server, log?: Logger): void {
     // The gateway's telemetry middleware names the call's trace on the response before any work.
     const named = res?.getHeader('x-trace-id');
     const traceId = typeof named === 'string' ? named : newTraceId();
-    log?.debug({ code: refusal.code, reason: err.code, trace_id: traceId }, 'http request refused before routing');
+    log?.debug({ code: refusal.code, reason, trace_id: traceId }, 'http request refused before routing');
     socket.end(rawHttpError(refusal, traceId), () => socket.destroy());
+  }
+
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => refuse(socket, refusalOf(err), err.code));
+  // Without a listener Node cuts a CONNECT's connection without a word; no route tunnels.
+  server.on('connect', (req: IncomingMessage, socket: Socket) => {
+    // Node has handed the socket over without its error listener; a client gone mid-answer must not be uncaught.
+    socket.on('error', () => socket.destroy());
+    const target = req.url ?? '';
+    refuse(socket, new SvcError('NOT_FOUND', `no route for CONNECT ${target}`, { method: 'CONNECT', path: target }), 'connect');
+  });
+  // Node's default is a bare 417; the body has not been read, so the connection closes after the answer.
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    const refusal = new SvcError('INVALID_ARGUMENT', 'only the expectation 100-continue is supported', { field: 'Expect', reason: 'unsupported_expectation' });
+    const traceId = newTraceId();
+    const { status, body, headers } = httpError(refusal, traceId);
+    const json = JSON.stringify(body);
+    log?.debug({ code: refusal.code, reason: 'expectation', trace_id: traceId }, 'http request refused before routing');
+    res
+      .writeHead(status, { ...headers, 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(json), 'X-Trace-Id': traceId, Connection: 'close' })
+      .end(json);
   });
 }

@@ -13,6 +13,7 @@ import { deadlineMiddleware } from './middleware-deadline.js';
 import { errorMiddleware } from './middleware-errors.js';
 import { jsonBodyMiddleware } from './middleware-json-body.js';
 import { noRouteMiddleware } from './middleware-no-route.js';
+import { requestTargetMiddleware } from './middleware-request-target.js';
 import { telemetryMiddleware } from './middleware-telemetry.js';
 import { PROBE_PATHS, probesMiddleware, type Readiness } from './probes.js';
 import { allowedMethods, findRoute, type HttpRoute } from './routes.js';
@@ -39,6 +40,7 @@ export function createGatewayApp(service: AgentService, options: GatewayAppOptio
   const pipeline: Array<Middleware<GatewayState>> = [
     telemetryMiddleware(telemetry, routes), // first: the span, trace id, metrics and access line cover every later step
     errorMiddleware(log), // whatever is thrown below becomes an Error body with the table's status
+    requestTargetMiddleware(), // before anything reads ctx.path, which throws for a target Node's URL parser rejects
     probesMiddleware(options.readiness), // /health and /ready: outside /api/v1, cheap, never behind auth
     // authentication and rate limiting go here (later issues)
     deadlineMiddleware(options.requestTimeoutMs),

@@ -133,7 +133,14 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
   });
 
   const shorter = Math.min(options.connectionTimeoutMs, options.requestTimeoutMs);
-  const server = createServer({ connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))) }, app.callback());
+  const server = createServer(
+    {
+      connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))),
+      // Node would refuse a request without Host with a bare 400; middleware-request-target.ts refuses it with an Error body.
+      requireHostHeader: false,
+    },
+    app.callback(),
+  );
   applyLimits(server, options);
   answerClientErrors(server, options.log);
   server.on('upgrade', streams.handleUpgrade);

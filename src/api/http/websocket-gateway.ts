@@ -84,9 +84,10 @@ function refuse(socket: Duplex, err: unknown, call: HttpCall): void {
   else socket.destroy();
 }
 
-function queryOf(url: URL): Record<string, string[]> {
+/** The query of a request target; URLSearchParams never throws, where `new URL` would on a target like `//[::1`. */
+function queryOf(search: string): Record<string, string[]> {
   const query: Record<string, string[]> = Object.create(null) as Record<string, string[]>;
-  for (const [name, value] of url.searchParams) (query[name] ??= []).push(value);
+  for (const [name, value] of new URLSearchParams(search)) (query[name] ??= []).push(value);
   return query;
 }
 
@@ -193,10 +194,12 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   /** Runs in the call's context, so the service's work is part of the stream's span. */
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, call: HttpCall): Promise<void> {
     if (!options.accepting()) throw new SvcError('UNAVAILABLE', 'the server is draining', { reason: 'draining' });
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${url.pathname}`, { path: url.pathname });
+    const target = req.url ?? '/';
+    const mark = target.indexOf('?');
+    const path = mark === -1 ? target : target.slice(0, mark);
+    if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${path}`, { path });
     const { route, params } = call.found;
-    const request = transcode(route, { params, query: queryOf(url) });
+    const request = transcode(route, { params, query: queryOf(mark === -1 ? '' : target.slice(mark + 1)) });
     describeRequest(call.api.span, call.operation, request);
     const filter = validateFilter(request.filter);
     const ctx = callContext();

@@ -5,6 +5,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { call, deployEcho, ECHO_WASM, startGateway, type Answer, type Gateway } from './http-fixtures.js';
 
@@ -156,6 +157,52 @@ test('unknown agent ids and invalid performatives', async () => {
     expectError(answer, 400, 'INVALID_ARGUMENT', { field: 'message_type' });
   }
   expectError(await call(gw.base, 'GET', `/api/v1/agents/${agent}/messages?message_types=inform,shout`), 400, 'INVALID_ARGUMENT', { reason: 'unknown_performative' });
+});
+
+/** Writes `request` on a fresh socket and returns the answer's status and body, once the server closes the connection. */
+function exchange(request: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const [host, port] = gw.address.split(':');
+    const socket = connect(Number(port), host);
+    let text = '';
+    const guard = setTimeout(() => {
+      socket.destroy();
+      reject(new Error(`no answer in 5 s: ${JSON.stringify(text)}`));
+    }, 5_000);
+    socket.on('data', (chunk) => (text += String(chunk)));
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(guard);
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      let parsed: unknown = body;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        // stays text
+      }
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3}) /.exec(head)?.[1] ?? 0), headers: new Headers(), body: parsed, text });
+    });
+    socket.write(request);
+  });
+}
+
+const UPGRADE = 'Connection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n';
+
+test('requests Node passes on but cannot route: an unparsable target, no Host, CONNECT, an unknown Expect; Error bodies, never a bare answer', async () => {
+  // Koa's URL parser throws on this target: a bare 500 "Internal Server Error" before.
+  const target = await exchange('GET http://[::1 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+  expectError(target, 400, 'INVALID_ARGUMENT', { reason: 'invalid_url' });
+  // The WebSocket gateway's `new URL` threw: a 500 INTERNAL before.
+  expectError(await exchange(`GET //[::1/api/v1/messages HTTP/1.1\r\nHost: x\r\n${UPGRADE}\r\n`), 404, 'NOT_FOUND');
+  // Node's own check answered a bare 400 with no body.
+  expectError(await exchange('GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n'), 400, 'INVALID_ARGUMENT', { field: 'Host', reason: 'missing_host' });
+  // Node cut the connection without an answer.
+  expectError(await exchange(`CONNECT ${gw.address} HTTP/1.1\r\nHost: ${gw.address}\r\n\r\n`), 404, 'NOT_FOUND', { method: 'CONNECT' });
+  // Node answered a bare 417, outside the error table.
+  const expect = await exchange('POST /api/v1/agents HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 2\r\nExpect: 200-ok\r\n\r\n{}');
+  expectError(expect, 400, 'INVALID_ARGUMENT', { field: 'Expect', reason: 'unsupported_expectation' });
+  // HTTP/1.0 needs no Host.
+  assert.equal((await exchange('GET /api/v1/health HTTP/1.0\r\n\r\n')).status, 200);
 });
 
 test('after all of it the server is still up', async () => {
