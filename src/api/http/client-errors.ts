@@ -39,6 +39,12 @@ export function answerClientErrors(server: Server, log?: Logger): void {
 
   function refuse(socket: Socket, refusal: SvcError | undefined, reason: string | undefined): void {
     const res = last.get(socket);
+    // A pipelined request after one wholly received and still being worked on: the refusal answers the later
+    // request, so it waits for the earlier answer to go out; written now, it would read as that answer.
+    if (refusal !== undefined && res !== undefined && res.req.complete && !res.writableFinished) {
+      res.once('close', () => (res.writableFinished ? refuse(socket, refusal, reason) : socket.destroy()));
+      return;
+    }
     // A last request wholly received and answered leaves the socket free for this answer. Otherwise bytes
     // written now would land in the middle of its answer, or after one given before its body had all arrived.
     const busy = res !== undefined && res.headersSent && !(res.writableFinished && res.req.complete);
@@ -46,8 +52,9 @@ export function answerClientErrors(server: Server, log?: Logger): void {
       socket.destroy();
       return;
     }
-    // The gateway's telemetry middleware names the call's trace on the response before any work.
-    const named = res?.getHeader('x-trace-id');
+    // A refusal of the last request (its body had not all arrived) names its call's trace, which the gateway's
+    // telemetry middleware set on the response before any work; a refusal of a later request has a trace of its own.
+    const named = res !== undefined && !res.req.complete ? res.getHeader('x-trace-id') : undefined;
     const traceId = typeof named === 'string' ? named : newTraceId();
     log?.debug({ code: refusal.code, reason, trace_id: traceId }, 'http request refused before routing');
     socket.end(rawHttpError(refusal, traceId), () => socket.destroy());

@@ -19,6 +19,7 @@ before(async () => {
     // As the gateway's telemetry middleware does first of all.
     res.setHeader('X-Trace-Id', 'req-7');
     if (req.url === '/answers-early') res.end('early');
+    if (req.url === '/answers-later') setTimeout(() => res.end('later'), 100);
     // '/works-on': the gateway is still busy when Node's timeout fires; it never answers here.
   });
   answerClientErrors(server);
@@ -67,4 +68,17 @@ test('Node\'s request timeout after the answer went, its body still arriving: no
   assert.match(text, /^HTTP\/1\.1 200 /);
   assert.ok(text.endsWith('early'), `one answer only: ${JSON.stringify(text)}`);
   assert.equal(text.match(/HTTP\/1\.1 /g)?.length, 1);
+});
+
+test('a malformed request pipelined after one still worked on: that one is answered first, then the 400 with a trace of its own', async () => {
+  const text = await exchange('GET /answers-later HTTP/1.1\r\nHost: x\r\n\r\nGARBAGE\r\n\r\n');
+  // Before: the 400 went out at once, in the place of the first request's answer, which was lost.
+  assert.match(text, /^HTTP\/1\.1 200 /);
+  const second = text.indexOf('later') + 'later'.length;
+  assert.ok(second > 'later'.length, `the first answer is whole: ${JSON.stringify(text)}`);
+  const [head, body] = text.slice(second).split('\r\n\r\n');
+  assert.match(head ?? '', /^HTTP\/1\.1 400 /);
+  const error = JSON.parse(body ?? '');
+  assert.equal(error.code, 'INVALID_ARGUMENT');
+  assert.notEqual(error.trace_id, 'req-7');
 });
