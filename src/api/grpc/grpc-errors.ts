@@ -4,7 +4,7 @@
  * `svc.v1.Error` in the trailer `svc-error-bin`; a client reads it back.
  */
 import { Metadata, status as GrpcStatus, type ServiceError, type StatusObject } from '@grpc/grpc-js';
-import { ERROR_CODES, toSvcError, type ErrorCode } from '../../errors/svc-error.js';
+import { ERROR_CODES, SvcError, toSvcError, type ErrorCode } from '../../errors/svc-error.js';
 import { loadManagementProto, type ErrorBody } from '../proto.js';
 
 /** Binary metadata: the `-bin` suffix makes grpc-js carry the value as bytes (base64 on the wire). */
@@ -12,13 +12,56 @@ export const ERROR_TRAILER = 'svc-error-bin';
 
 export type GrpcErrorStatus = Pick<StatusObject, 'code' | 'details' | 'metadata'>;
 
+/**
+ * Longest message or metadata value the status carries, in characters. Errors
+ * echo what the client sent (an agent id, a performative); echoed whole, a
+ * 40 KB id made trailers past the client's header list limit (64 KiB in
+ * Node, 8 KiB soft in gRPC C-core), and the call hung instead of failing.
+ * 512 keeps a worst-case trailer (message plus a few values, all 3-byte
+ * UTF-8, percent-encoded and base64) under 16 KiB.
+ */
+export const MAX_ERROR_TEXT = 512;
+
+/** `text` cut to `MAX_ERROR_TEXT` characters, marked with an ellipsis; never splits a surrogate pair. */
+function bounded(text: string): string {
+  if (text.length <= MAX_ERROR_TEXT) return text;
+  const end = MAX_ERROR_TEXT - 1;
+  // A high surrogate as the last kept character would be half a character.
+  const cut = /[\uD800-\uDBFF]/.test(text.charAt(end - 1)) ? end - 1 : end;
+  return `${text.slice(0, cut)}…`;
+}
+
 /** The status and trailer a failed call ends with. Unknown failures become INTERNAL without their message or stack. */
 export function toGrpcStatus(error: unknown, traceId: string): GrpcErrorStatus {
   const svc = toSvcError(error);
-  const body: ErrorBody = { code: svc.code, message: svc.message, trace_id: traceId, metadata: { ...svc.metadata } };
+  const message = bounded(svc.message);
+  const body: ErrorBody = {
+    code: svc.code,
+    message,
+    trace_id: traceId,
+    metadata: Object.fromEntries(Object.entries(svc.metadata).map(([key, value]) => [key, bounded(value)])),
+  };
   const metadata = new Metadata();
   metadata.set(ERROR_TRAILER, Buffer.from(loadManagementProto().encodeError(body)));
-  return { code: svc.grpcStatus, details: `${svc.code}: ${svc.message}`, metadata };
+  return { code: svc.grpcStatus, details: `${svc.code}: ${message}`, metadata };
+}
+
+/**
+ * What a status grpc-js sent on its own, without our trailer, becomes. Before
+ * the service answered, INTERNAL or UNIMPLEMENTED is grpc-js refusing the
+ * request: bytes that are no protobuf, a compressed message that does not
+ * inflate or names an unknown encoding, a malformed `grpc-timeout`, no
+ * request message or a second one. That is the client's error. After the
+ * service answered, it is a response grpc-js could not send: ours.
+ * A message over the receive limit and an expired deadline stay as grpc-js
+ * sends them (docs/api.md); undefined means "send the status as it is".
+ */
+export function transportError(status: Pick<StatusObject, 'code' | 'details'>, answered: boolean): SvcError | undefined {
+  if (status.code === GrpcStatus.OK || status.code === GrpcStatus.RESOURCE_EXHAUSTED || status.code === GrpcStatus.DEADLINE_EXCEEDED) return undefined;
+  if (!answered && (status.code === GrpcStatus.INTERNAL || status.code === GrpcStatus.UNIMPLEMENTED)) {
+    return new SvcError('INVALID_ARGUMENT', `the request could not be read: ${status.details}`, { reason: 'malformed_request' });
+  }
+  return new SvcError('INTERNAL', 'internal error');
 }
 
 /** What a gRPC status means when the server sent no `svc-error-bin` (a transport failure, a proxy, a client-side deadline). */

@@ -9,20 +9,28 @@
  * makes the span active for the handler and for everything it awaits: the
  * spans `AgentService` starts are children of the call's span.
  *
- * A call ends once: at the status the application sends, or at grpc-js's
- * cancel notice, which follows every call and stands alone when the client
- * cancelled, the transport deadline passed, or grpc-js refused the request
- * itself (a message over the size limit) without the application seeing it.
+ * A call ends once: at the status it ends with, or at grpc-js's cancel
+ * notice, which follows every call and stands alone when the client
+ * cancelled or the transport deadline passed.
+ *
+ * grpc-js refuses some requests itself (no protobuf, a bad compression, a
+ * malformed `grpc-timeout`, no or two request messages) with a status sent
+ * straight from its base call, past every interceptor's `sendStatus`. The
+ * only place that sees those is the base call's own `sendStatus`, so this
+ * interceptor wraps it: such a status becomes our error with its
+ * `svc-error-bin` trailer (grpc-errors.ts `transportError` says which), and
+ * every status, ours or grpc-js's, ends the call's telemetry there.
  */
 import { context, SpanStatusCode } from '@opentelemetry/api';
 import { Metadata, ServerInterceptingCall, status as GrpcStatus, type ServerInterceptor, type StatusObject } from '@grpc/grpc-js';
 import { SvcError } from '../../errors/svc-error.js';
+import { newTraceId } from '../../telemetry/trace-ids.js';
 import { grpcMethodLabel, grpcStatusLabel } from '../../telemetry/metric-catalog.js';
 import { RPC_SERVICE, RPC_SYSTEM_GRPC, SPAN_ATTRIBUTES } from '../../telemetry/span-names.js';
 import { extractGrpcMetadata, TRACE_ID_HEADER } from '../../telemetry/trace-context.js';
 import { apiOperation, beginCall, clientTraceId, describeRequest, describeResponse, elapsedMs, logAccess, type ApiCall, type DoorTelemetry } from '../api-call.js';
 import { deadlineMillis } from './grpc-call-context.js';
-import { errorFromStatus } from './grpc-errors.js';
+import { ERROR_TRAILER, errorFromStatus, toGrpcStatus, transportError } from './grpc-errors.js';
 
 const SERVICE_PREFIX = `/${RPC_SERVICE}/`;
 
@@ -53,6 +61,8 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
     const startedAt = performance.now();
     let call: ApiCall | undefined;
     let finished = false;
+    /** The service began its answer: a status grpc-js sends after that is about the response, not the request. */
+    let answered = false;
 
     function finish(status: Pick<StatusObject, 'code' | 'details' | 'metadata'> | undefined): void {
       if (finished || call === undefined) return;
@@ -90,6 +100,15 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
       }));
     }
 
+    // grpc-js calls its base call's methods on `this`, so an own property here catches the statuses it sends itself.
+    const sendStatus = next.sendStatus.bind(next);
+    next.sendStatus = (status) => {
+      const error = status.metadata?.get(ERROR_TRAILER).length ? undefined : transportError(status, answered);
+      const sent = error === undefined ? status : toGrpcStatus(error, call?.answerTraceId ?? newTraceId());
+      sendStatus(sent);
+      finish({ code: sent.code, details: sent.details ?? '', metadata: sent.metadata ?? new Metadata() });
+    };
+
     return new ServerInterceptingCall(next, {
       start(nextStart) {
         nextStart({
@@ -122,13 +141,11 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
         nextMetadata(metadata);
       },
       sendMessage(message, nextMessage) {
+        answered = true;
         if (call !== undefined) describeResponse(call.span, operation, message);
         nextMessage(message);
       },
-      sendStatus(status, nextStatus) {
-        nextStatus(status);
-        finish({ code: status.code, details: status.details ?? '', metadata: status.metadata ?? new Metadata() });
-      },
+
     });
   };
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { Metadata, status } from '@grpc/grpc-js';
-import { ERROR_TRAILER, errorFromStatus, toGrpcStatus } from '../../../src/api/grpc/grpc-errors.js';
+import { ERROR_TRAILER, errorFromStatus, MAX_ERROR_TEXT, toGrpcStatus, transportError } from '../../../src/api/grpc/grpc-errors.js';
 import { ERROR_CODES, ERROR_TABLE, SvcError } from '../../../src/errors/svc-error.js';
 
 const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -28,6 +28,43 @@ describe('toGrpcStatus', () => {
     const [value] = toGrpcStatus(new SvcError('NOT_FOUND', 'no agent'), TRACE).metadata.get(ERROR_TRAILER);
     assert.ok(value instanceof Buffer);
   });
+
+  it('cuts an echoed message and metadata values to MAX_ERROR_TEXT, so the trailer fits any client', () => {
+    const id = 'a'.repeat(100_000);
+    const out = toGrpcStatus(new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id, field: 'agent_id' }), TRACE);
+    const body = errorFromStatus(out);
+    assert.equal(body.message.length, MAX_ERROR_TEXT);
+    assert.ok(body.message.endsWith('…'));
+    assert.equal(body.metadata.agent_id?.length, MAX_ERROR_TEXT);
+    assert.equal(body.metadata.field, 'agent_id');
+    assert.equal(out.details, `NOT_FOUND: ${body.message}`);
+  });
+
+  it('never cuts a surrogate pair in half', () => {
+    const text = `${'a'.repeat(MAX_ERROR_TEXT - 2)}${'😀'.repeat(10)}`;
+    const { message } = errorFromStatus(toGrpcStatus(new SvcError('INVALID_ARGUMENT', text), TRACE));
+    assert.doesNotMatch(message, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    assert.ok(message.length <= MAX_ERROR_TEXT);
+  });
+});
+
+describe('transportError: a status grpc-js sent itself', () => {
+  const cases: Array<[string, number, boolean, string | undefined]> = [
+    ['a request that does not decode', status.INTERNAL, false, 'INVALID_ARGUMENT'],
+    ['an unsupported encoding, no or two request messages', status.UNIMPLEMENTED, false, 'INVALID_ARGUMENT'],
+    ['a response it could not send', status.INTERNAL, true, 'INTERNAL'],
+    ['a handler that threw', status.UNKNOWN, false, 'INTERNAL'],
+    ['a message over the receive limit (documented without trailer)', status.RESOURCE_EXHAUSTED, false, undefined],
+    ['an expired deadline (documented without trailer)', status.DEADLINE_EXCEEDED, false, undefined],
+    ['success', status.OK, true, undefined],
+  ];
+  for (const [name, grpcCode, answered, code] of cases) {
+    it(`${name}: ${code ?? 'sent as it is'}`, () => {
+      const error = transportError({ code: grpcCode, details: 'grpc-js said so' }, answered);
+      assert.equal(error?.code, code);
+      if (code === 'INVALID_ARGUMENT') assert.equal(error?.metadata.reason, 'malformed_request');
+    });
+  }
 });
 
 describe('errorFromStatus without a trailer', () => {
