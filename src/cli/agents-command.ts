@@ -1,10 +1,10 @@
 /**
  * `svc agents deploy|list|get|undeploy`.
  */
-import { readFileSync } from 'node:fs';
 import type { Agent } from '../agents/agent-service-types.js';
 import { parseSize } from '../config/units.js';
 import { EXIT } from './exit-codes.js';
+import { readModuleFile } from './module-file.js';
 import { agentDetails, agentsTable, json } from './output.js';
 import { CALL_TIMEOUT_MS, exactlyOne, parseRemoteArgs, UsageError, withRemote } from './remote.js';
 
@@ -29,7 +29,7 @@ async function deploy(args: readonly string[]): Promise<number> {
   if (values.name === undefined) throw new UsageError('--name is required');
   const memoryLimit = values['memory-limit'] === undefined ? 0 : parseSize(values['memory-limit']);
   if (memoryLimit === undefined) throw new UsageError(`--memory-limit takes a size (bytes, 64MiB, ...), got '${values['memory-limit']}'`);
-  const wasm = new Uint8Array(readFileSync(file));
+  const wasm = readModuleFile(file);
   return withRemote(values, async ({ client, output, out }) => {
     const { agent_id } = await client.deploy(
       { name: values.name ?? '', wasm_module: wasm, capabilities: values.capability ?? [], resources: { memory_limit: memoryLimit } },

@@ -1,5 +1,4 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import { ConfigError, loadConfig } from '../config/load.js';
 import { isSvcError } from '../errors/svc-error.js';
 import { createAdmission } from '../sandbox/admission.js';
@@ -12,6 +11,7 @@ import { AGENTS_USAGE, agentsCommand } from './agents-command.js';
 import { EXIT } from './exit-codes.js';
 import { HEALTH_USAGE, healthCommand } from './health-command.js';
 import { MESSAGES_USAGE, messagesCommand } from './messages-command.js';
+import { readModuleFile } from './module-file.js';
 import { errorLine } from './output.js';
 import { UsageError } from './remote.js';
 
@@ -86,7 +86,7 @@ async function check(argv: readonly string[]): Promise<number> {
     return EXIT.usage;
   }
   const config = loadConfig({ argv, env: process.env });
-  const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(new Uint8Array(readFileSync(file)));
+  const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(readModuleFile(file));
   process.stdout.write(`${JSON.stringify({ sha256: admitted.sha256, size: admitted.size, ...admitted.info }, null, 2)}\n`);
   return EXIT.ok;
 }

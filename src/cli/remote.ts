@@ -51,7 +51,15 @@ function dialable(address: string): string {
 
 /** `--server`, else the configured `server.grpc_addr` (SVC_GRPC_ADDR, the config file, or the default). */
 export function serverAddress(values: { server?: string | undefined; config?: string | undefined }): string {
-  if (values.server !== undefined) return values.server;
+  if (values.server !== undefined) {
+    // Checked here: grpc-js would take '' or 'host' as a target and fail later with a message of its own and exit 1.
+    try {
+      splitAddress(values.server);
+    } catch {
+      throw new UsageError(`--server takes HOST:PORT, got '${values.server}'`);
+    }
+    return values.server;
+  }
   const config = loadConfig({ argv: values.config === undefined ? [] : ['--config', values.config], env: process.env });
   return dialable(config.server.grpc_addr);
 }

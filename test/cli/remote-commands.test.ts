@@ -179,4 +179,25 @@ describe('svc client commands without a server', SUITE_TIMEOUT, () => {
     assert.equal(run.code, EXIT.unavailable);
     assert.equal(run.stderr, 'svc: UNAVAILABLE: no connection to the server at 127.0.0.1:1 cause=ECONNREFUSED\n');
   });
+
+  // Before: grpc-js's own "Could not parse target name" and exit 1.
+  for (const server of ['', 'nohost', '127.0.0.1:99999']) {
+    it(`--server '${server}': a usage error, exit 2`, async () => {
+      const run = await runCli(['health', '--server', server], { cwd: tmpdir() });
+      assert.equal(run.code, EXIT.usage);
+      assert.equal(run.stderr.split('\n')[0], `svc: --server takes HOST:PORT, got '${server}'`);
+    });
+  }
+
+  // Before: a bare Node error (ENOENT, EISDIR) without a code, exit 1. Refused before any connection is tried.
+  const unreadable: Array<[string, string, string]> = [['missing', 'no-such.wasm', 'ENOENT'], ['a directory', '.', 'EISDIR']];
+  for (const [what, file, cause] of unreadable) {
+    for (const args of [['agents', 'deploy', file, '--name', 'x', '--server', '127.0.0.1:1'], ['check', file]]) {
+      it(`${args[0]} of a module file that is ${what}: one INVALID_ARGUMENT line, exit 4`, async () => {
+        const run = await runCli(args, { cwd: tmpdir() });
+        assert.equal(run.code, EXIT.rejected);
+        assert.equal(run.stderr, `svc: INVALID_ARGUMENT: cannot read the module file ${file} field=file reason=unreadable cause=${cause}\n`);
+      });
+    }
+  }
 });
