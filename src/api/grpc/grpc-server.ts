@@ -58,6 +58,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
   const { log } = options;
   const server = new Server({
     ...channelOptionsFor(options),
+    // First in the list: grpc-js hands the first interceptor its base call, whose own statuses telemetry maps (see its file).
     interceptors: [telemetryInterceptor({ tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log })],
   });
   const limiter = createConnectionLimiter({

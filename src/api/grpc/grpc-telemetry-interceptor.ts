@@ -101,6 +101,7 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
     }
 
     // grpc-js calls its base call's methods on `this`, so an own property here catches the statuses it sends itself.
+    // `next` is that base call only for the first interceptor of the server's list (grpc-server.ts keeps this one there).
     const sendStatus = next.sendStatus.bind(next);
     next.sendStatus = (status) => {
       const error = status.metadata?.get(ERROR_TRAILER).length ? undefined : transportError(status, answered);
@@ -145,7 +146,6 @@ export function telemetryInterceptor(telemetry: DoorTelemetry): ServerIntercepto
         if (call !== undefined) describeResponse(call.span, operation, message);
         nextMessage(message);
       },
-
     });
   };
 }

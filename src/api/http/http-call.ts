@@ -70,7 +70,7 @@ export function beginHttpCall(telemetry: DoorTelemetry, routes: readonly HttpRou
 }
 
 /** The path of a request target, without its query: a query may carry what a log must not. */
-function pathOf(url: string | undefined): string {
+export function pathOf(url: string | undefined): string {
   if (url === undefined) return '/';
   const query = url.indexOf('?');
   return query === -1 ? url : url.slice(0, query);

@@ -29,7 +29,7 @@ import type { Message } from '../../bus/message.js';
 import { SvcError, isSvcError } from '../../errors/svc-error.js';
 import { callContext, describeRequest, type DoorTelemetry } from '../api-call.js';
 import { asSvcError, rawHttpError } from './error-body.js';
-import { beginHttpCall, type HttpCall } from './http-call.js';
+import { beginHttpCall, pathOf, type HttpCall } from './http-call.js';
 import { encodeMessage } from './json-codec.js';
 import type { HttpRoute } from './routes.js';
 import { transcode } from './transcode.js';
@@ -195,11 +195,10 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, call: HttpCall): Promise<void> {
     if (!options.accepting()) throw new SvcError('UNAVAILABLE', 'the server is draining', { reason: 'draining' });
     const target = req.url ?? '/';
-    const mark = target.indexOf('?');
-    const path = mark === -1 ? target : target.slice(0, mark);
+    const path = pathOf(target);
     if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${path}`, { path });
     const { route, params } = call.found;
-    const request = transcode(route, { params, query: queryOf(mark === -1 ? '' : target.slice(mark + 1)) });
+    const request = transcode(route, { params, query: queryOf(target.slice(path.length + 1)) });
     describeRequest(call.api.span, call.operation, request);
     const filter = validateFilter(request.filter);
     const ctx = callContext();
