@@ -5,6 +5,7 @@
  * JSON mapping) and a `reason`. The module's own checks are admission's.
  */
 import { SvcError } from '../errors/svc-error.js';
+import { illFormed, isWellFormed } from '../text/well-formed.js';
 
 /** Capabilities an agent may declare; they are labels, not grants, so a small bound is plenty. */
 export const MAX_CAPABILITIES = 64;
@@ -51,6 +52,7 @@ function label(name: string, value: unknown): string {
   if (value.trim() === '') throw invalid(name, `${name} must not be empty`, 'required');
   if (value.length > MAX_LABEL_LENGTH) throw invalid(name, `${name} exceeds ${MAX_LABEL_LENGTH} characters`, 'too_long', { limit: String(MAX_LABEL_LENGTH) });
   if (CONTROL_CHARS.test(value)) throw invalid(name, `${name} contains control characters`, 'control_characters');
+  if (!isWellFormed(value)) throw illFormed(name);
   return value;
 }
 

@@ -4,6 +4,7 @@
  * compilation to the predicate the bus runs once per event and subscriber.
  */
 import { SvcError } from '../errors/svc-error.js';
+import { illFormed, isWellFormed, truncate } from '../text/well-formed.js';
 import type { BusEvent } from './events.js';
 import { validateId } from './message.js';
 import { isPerformative, type Performative } from './performatives.js';
@@ -41,7 +42,8 @@ export function validateFilter(input: unknown): BusFilter {
     if (!Array.isArray(value)) throw invalid(given, `${given} must be a list of performatives`, 'wrong_type', { expected: 'array' });
     for (const type of value) {
       if (!isPerformative(type)) {
-        const shown = String(type).slice(0, 64);
+        if (typeof type === 'string' && !isWellFormed(type)) throw illFormed(given);
+        const shown = truncate(String(type), 64);
         throw invalid(given, `${JSON.stringify(shown)} is not a FIPA performative`, 'unknown_performative', { value: shown });
       }
     }

@@ -4,6 +4,7 @@
  * the platform returns for a message it could not deliver or handle.
  */
 import { SvcError } from '../errors/svc-error.js';
+import { illFormed, isWellFormed, truncate } from '../text/well-formed.js';
 import { newId, type IdGenerator } from './message-id.js';
 import { isPerformative, type Performative } from './performatives.js';
 
@@ -114,25 +115,36 @@ function isAbsent(value: unknown): boolean {
   return value === undefined || value === null || value === '';
 }
 
-/** Checks an id or name field: a string of at most `maxIdLength` characters, none of them a control character. */
+/** Checks an id or name field: a well-formed string of at most `maxIdLength` characters, none of them a control character. */
 export function validateId(field: string, value: unknown, limits: MessageLimits = DEFAULT_MESSAGE_LIMITS): string {
   if (typeof value !== 'string') throw invalid(field, `${field} must be a string`, 'wrong_type', { expected: 'string' });
   if (value.length > limits.maxIdLength) {
     throw invalid(field, `${field} exceeds ${limits.maxIdLength} characters`, 'too_long', { limit: String(limits.maxIdLength) });
   }
   if (CONTROL_CHARS.test(value)) throw invalid(field, `${field} contains control characters`, 'control_characters');
+  if (!isWellFormed(value)) throw illFormed(field);
   return value;
 }
 
 function contentBytes(field: string, value: unknown): number {
-  if (typeof value === 'string') return Buffer.byteLength(value, 'utf8');
+  if (typeof value === 'string') {
+    if (!isWellFormed(value)) throw illFormed(field);
+    return Buffer.byteLength(value, 'utf8');
+  }
+  // JSON.stringify escapes a lone surrogate, so its text would pass: the replacer sees every key and string.
+  let wellFormed = true;
+  const check = (key: string, item: unknown): unknown => {
+    if (!isWellFormed(key) || (typeof item === 'string' && !isWellFormed(item))) wellFormed = false;
+    return item;
+  };
   let text: string | undefined;
   try {
-    text = JSON.stringify(value);
+    text = JSON.stringify(value, check);
   } catch {
     text = undefined; // cycles, BigInt, or nesting deeper than the stack: not a JSON value
   }
   if (text === undefined) throw invalid(field, `${field} must be a JSON value`, 'wrong_type', { expected: 'json' });
+  if (!wellFormed) throw illFormed(field);
   return Buffer.byteLength(text, 'utf8');
 }
 
@@ -144,10 +156,13 @@ function metadataMap(field: string, value: unknown, limits: MessageLimits): Reco
   }
   let bytes = 0;
   for (const [key, v] of entries) {
-    const entry = `${field}.${key}`;
     if (key === '') throw invalid(field, `${field} has an empty key`, 'empty_key');
+    // Named by the map alone: `metadata.<key>` would echo the ill-formed key.
+    if (!isWellFormed(key)) throw illFormed(field);
+    const entry = `${field}.${key}`;
     validateId(entry, key, limits);
     if (typeof v !== 'string') throw invalid(entry, `${entry} must be a string`, 'wrong_type', { expected: 'string' });
+    if (!isWellFormed(v)) throw illFormed(entry);
     bytes += Buffer.byteLength(key, 'utf8') + Buffer.byteLength(v, 'utf8');
   }
   if (bytes > limits.maxMetadataBytes) {
@@ -166,10 +181,12 @@ function metadataMap(field: string, value: unknown, limits: MessageLimits): Reco
  * Checks a message a client sent (parsed JSON, or a gRPC request object) and
  * returns it completed. Every refusal is an `SvcError` whose metadata `field`
  * names the offending field as the client spelled it: unknown or repeated
- * fields, wrong types, ids too long or with control characters, a
- * `message_type` outside the 22 performatives (metadata `value`), a `sender`
- * other than the authenticated one, a `message_id` or `created_at` (both
- * server-assigned). Oversized `content` or `metadata` is PAYLOAD_TOO_LARGE.
+ * fields, wrong types, ids too long or with control characters, a string
+ * anywhere (content and metadata keys included) holding a lone UTF-16
+ * surrogate (reason `invalid_utf16`), a `message_type` outside the 22
+ * performatives (metadata `value`), a `sender` other than the authenticated
+ * one, a `message_id` or `created_at` (both server-assigned). Oversized
+ * `content` or `metadata` is PAYLOAD_TOO_LARGE.
  */
 export function validateMessage(input: unknown, opts: ValidateOptions): Message {
   const limits = opts.limits ?? DEFAULT_MESSAGE_LIMITS;
@@ -198,7 +215,9 @@ export function validateMessage(input: unknown, opts: ValidateOptions): Message 
       case 'performative':
         if (typeof value !== 'string') throw invalid(given, `${given} must be a string`, 'wrong_type', { expected: 'string' });
         if (!isPerformative(value)) {
-          throw invalid(given, `message_type ${JSON.stringify(value.slice(0, 64))} is not a FIPA performative`, 'unknown_performative', { value: value.slice(0, 64) });
+          if (!isWellFormed(value)) throw illFormed(given);
+          const shown = truncate(value, 64);
+          throw invalid(given, `message_type ${JSON.stringify(shown)} is not a FIPA performative`, 'unknown_performative', { value: shown });
         }
         draft.message_type = value;
         break;

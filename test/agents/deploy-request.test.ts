@@ -19,18 +19,28 @@ describe('deploy request validation', () => {
     assert.deepEqual([camel.memoryLimitBytes, camel.cpuShares, camel.capabilities], [65_536, 2, ['a', 'b']]);
   });
 
+  it('accepts surrogate pairs (an emoji) in the name and capabilities', () => {
+    const deploy = validateDeployRequest({ ...valid, name: 'worker 😀', capabilities: ['😀'] }, LIMITS);
+    assert.deepEqual([deploy.name, deploy.capabilities], ['worker 😀', ['😀']]);
+  });
+
   const refusals: Array<[string, unknown, string, string]> = [
     ['not an object', 'deploy!', 'request', 'wrong_type'],
     ['no name', { ...valid, name: undefined }, 'name', 'wrong_type'],
     ['a blank name', { ...valid, name: '  ' }, 'name', 'required'],
     ['a name with a newline', { ...valid, name: 'a\nb' }, 'name', 'control_characters'],
     ['a name too long', { ...valid, name: 'x'.repeat(257) }, 'name', 'too_long'],
+    ['a name with a lone high surrogate', { ...valid, name: 'a\ud800b' }, 'name', 'invalid_utf16'],
+    ['a name with a lone low surrogate', { ...valid, name: 'a\udc00b' }, 'name', 'invalid_utf16'],
+    ['a name with a reversed pair', { ...valid, name: '\udc00\ud800' }, 'name', 'invalid_utf16'],
+    ['a name ending in a high surrogate', { ...valid, name: 'worker\ud83d' }, 'name', 'invalid_utf16'],
     ['no module', { ...valid, wasm_module: undefined }, 'wasm_module', 'required'],
     ['an empty module', { ...valid, wasm_module: new Uint8Array() }, 'wasm_module', 'required'],
     ['a module as text', { name: 'w', wasmModule: 'AGFzbQ==' }, 'wasmModule', 'wrong_type'],
     ['capabilities not a list', { ...valid, capabilities: 'a,b' }, 'capabilities', 'wrong_type'],
     ['too many capabilities', { ...valid, capabilities: Array.from({ length: MAX_CAPABILITIES + 1 }, (_, i) => `c${i}`) }, 'capabilities', 'too_many_entries'],
     ['a capability not a string', { ...valid, capabilities: ['a', 3] }, 'capabilities[1]', 'wrong_type'],
+    ['a capability with a lone surrogate', { ...valid, capabilities: ['a', 'b\udc00'] }, 'capabilities[1]', 'invalid_utf16'],
     ['resources not an object', { ...valid, resources: 5 }, 'resources', 'wrong_type'],
     ['memory over the maximum', { ...valid, resources: { memory_limit: LIMITS.maxMemoryBytes + 1 } }, 'resources.memory_limit', 'out_of_range'],
     ['a fractional memory', { ...valid, resources: { memory_limit: 1.5 } }, 'resources.memory_limit', 'wrong_type'],

@@ -54,7 +54,20 @@ const BAD: Array<[string, unknown, string, string]> = [
   ['agentId too long', { agentId: 'x'.repeat(300) }, 'agentId', 'too_long'],
   ['message_types not a list', { message_types: 'inform' }, 'message_types', 'wrong_type'],
   ['unknown performative', { messageTypes: ['inform', 'yell'] }, 'messageTypes', 'unknown_performative'],
+  ['agent_id with a lone high surrogate', { agent_id: 'a\ud800b' }, 'agent_id', 'invalid_utf16'],
+  ['agentId ending in a reversed pair', { agentId: 'a\udc00\ud800' }, 'agentId', 'invalid_utf16'],
+  ['message_types with a lone low surrogate', { message_types: ['inform', '\udc00'] }, 'message_types', 'invalid_utf16'],
 ];
+test('validateFilter accepts surrogate pairs; an unknown performative is echoed cut, never inside a pair', () => {
+  assert.deepEqual(validateFilter({ agent_id: 'agent-😀' }), { agent_id: 'agent-😀' });
+  assert.throws(() => validateFilter({ message_types: [`${'x'.repeat(63)}😀`] }), (error: unknown) => {
+    assert.ok(error instanceof SvcError);
+    assert.equal(error.metadata['reason'], 'unknown_performative');
+    assert.equal(error.metadata['value'], 'x'.repeat(63));
+    return true;
+  });
+});
+
 for (const [name, input, field, reason] of BAD) {
   test(`validateFilter refuses ${name}`, () => {
     assert.throws(() => validateFilter(input), (error: unknown) => {

@@ -130,6 +130,23 @@ const REFUSALS: Array<{ name: string; input: unknown; options?: Partial<Validate
   { name: 'sender not a string', input: { receiver: 'a', message_type: 'inform', sender: 1 }, field: 'sender', reason: 'wrong_type' },
   { name: 'message_id from the client', input: { receiver: 'a', message_type: 'inform', message_id: 'm' }, field: 'message_id', reason: 'server_assigned' },
   { name: 'createdAt from the client', input: { receiver: 'a', message_type: 'inform', createdAt: '2025-01-01T00:00:00Z' }, field: 'createdAt', reason: 'server_assigned' },
+  // Lone surrogates have no UTF-8 form: over gRPC they would be invalid UTF-8.
+  { name: 'receiver with a lone high surrogate', input: { receiver: 'a\ud800b', message_type: 'inform' }, field: 'receiver', reason: 'invalid_utf16' },
+  { name: 'sender with a lone low surrogate', input: { receiver: 'a', message_type: 'inform', sender: 'client:\udc00' }, field: 'sender', reason: 'invalid_utf16' },
+  { name: 'message_type with a lone surrogate (not echoed)', input: { receiver: 'a', message_type: 'inform\ud800' }, field: 'message_type', reason: 'invalid_utf16' },
+  { name: 'conversation_id with a lone low surrogate', input: { receiver: 'a', message_type: 'inform', conversation_id: 'c\udc00' }, field: 'conversation_id', reason: 'invalid_utf16' },
+  { name: 'replyWith with a reversed pair', input: { receiver: 'a', message_type: 'inform', replyWith: '\udc00\ud800' }, field: 'replyWith', reason: 'invalid_utf16' },
+  { name: 'in_reply_to ending in a high surrogate', input: { receiver: 'a', message_type: 'inform', in_reply_to: 'm-1\ud83d' }, field: 'in_reply_to', reason: 'invalid_utf16' },
+  { name: 'language with a lone surrogate', input: { receiver: 'a', message_type: 'inform', language: '\udfff' }, field: 'language', reason: 'invalid_utf16' },
+  { name: 'ontology with a lone surrogate', input: { receiver: 'a', message_type: 'inform', ontology: 'o\udbff' }, field: 'ontology', reason: 'invalid_utf16' },
+  { name: 'protocol with a lone surrogate', input: { receiver: 'a', message_type: 'inform', protocol: 'p\udc00' }, field: 'protocol', reason: 'invalid_utf16' },
+  { name: 'content with a lone low surrogate', input: { receiver: 'a', message_type: 'inform', content: 'hi \udc00' }, field: 'content', reason: 'invalid_utf16' },
+  { name: 'content ending in a high surrogate', input: { receiver: 'a', message_type: 'inform', content: 'hi \ud83d' }, field: 'content', reason: 'invalid_utf16' },
+  { name: 'JSON content with one in a nested string', input: { receiver: 'a', message_type: 'inform', content: { k: ['\ud800'] } }, field: 'content', reason: 'invalid_utf16' },
+  { name: 'JSON content with one in a key', input: { receiver: 'a', message_type: 'inform', content: { 'k\udc00': 1 } }, field: 'content', reason: 'invalid_utf16' },
+  { name: 'metadata key with a lone surrogate (named by the map)', input: { receiver: 'a', message_type: 'inform', metadata: { 'k\ud800': 'v' } }, field: 'metadata', reason: 'invalid_utf16' },
+  { name: 'metadata value with a lone surrogate', input: { receiver: 'a', message_type: 'inform', metadata: { k: 'v\udc00' } }, field: 'metadata.k', reason: 'invalid_utf16' },
+  { name: 'metadata value with a reversed pair', input: { receiver: 'a', message_type: 'inform', metadata: { tp: '\udc00\ud800' } }, field: 'metadata.tp', reason: 'invalid_utf16' },
 ];
 
 for (const { name, input, options, code = 'INVALID_ARGUMENT', field, reason, value } of REFUSALS) {
@@ -142,6 +159,34 @@ for (const { name, input, options, code = 'INVALID_ARGUMENT', field, reason, val
     assert.ok(error.message.length > 0);
   });
 }
+
+test('surrogate pairs (an emoji) are accepted in every string field, metadata keys included', () => {
+  const message = validateMessage(
+    {
+      receiver: 'agent-😀',
+      message_type: 'inform',
+      content: '😀',
+      conversation_id: 'c-😀',
+      reply_with: 'r-😀',
+      in_reply_to: 'm-😀',
+      language: '😀',
+      ontology: '😀',
+      protocol: '😀',
+      metadata: { '😀': '😀' },
+    },
+    opts(),
+  );
+  assert.equal(message.receiver, 'agent-😀');
+  assert.equal(message.content, '😀');
+  assert.deepEqual(message.metadata, { '😀': '😀' });
+  assert.deepEqual(validateMessage({ receiver: 'a', message_type: 'inform', content: { '😀': ['😀'] } }, opts()).content, { '😀': ['😀'] });
+});
+
+test('an unknown performative is echoed cut at 64 characters, never inside a surrogate pair', () => {
+  const error = refusal(() => validateMessage({ receiver: 'a', message_type: `${'x'.repeat(63)}😀` }, opts()));
+  assert.equal(error.metadata['reason'], 'unknown_performative');
+  assert.equal(error.metadata['value'], 'x'.repeat(63));
+});
 
 test('a prototype key in metadata stays data', () => {
   const message = validateMessage({ receiver: 'a', message_type: 'inform', metadata: JSON.parse('{"__proto__":"x"}') }, opts());

@@ -159,6 +159,33 @@ test('unknown agent ids and invalid performatives', async () => {
   expectError(await call(gw.base, 'GET', `/api/v1/agents/${agent}/messages?message_types=inform,shout`), 400, 'INVALID_ARGUMENT', { reason: 'unknown_performative' });
 });
 
+test('a lone UTF-16 surrogate escaped in a JSON string is 400 invalid_utf16 naming the field; nothing is stored or sent', async () => {
+  const module = ECHO_WASM.toString('base64');
+  // Raw JSON text, as a client writes it: the escapes decode to strings that have no UTF-8 form.
+  const deploys: Array<[string, string]> = [
+    [`{"name":"lone-\\ud800-high","wasm_module":"${module}"}`, 'name'],
+    [`{"name":"lone-low","capabilities":["ok","\\udc00"],"wasm_module":"${module}"}`, 'capabilities[1]'],
+  ];
+  for (const [body, field] of deploys) {
+    expectError(await call(gw.base, 'POST', '/api/v1/agents', body, json), 400, 'INVALID_ARGUMENT', { field, reason: 'invalid_utf16' });
+  }
+  const messages: Array<[string, string]> = [
+    ['{"message_type":"inform","content":"hi \\udc00"}', 'content'],
+    ['{"message_type":"inform","conversation_id":"c-\\ud83d"}', 'conversation_id'],
+    ['{"message_type":"inform","metadata":{"k":"\\udc00\\ud800"}}', 'metadata.k'],
+  ];
+  for (const [body, field] of messages) {
+    expectError(await call(gw.base, 'POST', `/api/v1/agents/${agent}/messages`, body, json), 400, 'INVALID_ARGUMENT', { field, reason: 'invalid_utf16' });
+  }
+  const listed = await call(gw.base, 'GET', '/api/v1/agents');
+  assert.equal(listed.status, 200);
+  assert.deepEqual(listed.body.agents.map((a: { name: string }) => a.name).filter((name: string) => name.startsWith('lone-')), []);
+  const recent = await call(gw.base, 'GET', `/api/v1/agents/${agent}/messages`);
+  assert.equal(recent.status, 200);
+  assert.deepEqual(recent.body.messages.filter((m: { content?: string }) => m.content?.startsWith('hi ')), []);
+  assert.equal((await call(gw.base, 'GET', '/api/v1/health')).status, 200);
+});
+
 /** Writes `request` on a fresh socket and returns the answer's status and body, once the server closes the connection. */
 function exchange(request: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
