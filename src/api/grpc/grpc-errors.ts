@@ -47,21 +47,51 @@ export function toGrpcStatus(error: unknown, traceId: string): GrpcErrorStatus {
 }
 
 /**
- * What a status grpc-js sent on its own, without our trailer, becomes. Before
- * the service answered, INTERNAL or UNIMPLEMENTED is grpc-js refusing the
- * request: bytes that are no protobuf, a compressed message that does not
- * inflate or names an unknown encoding, a malformed `grpc-timeout`, no
- * request message or a second one. That is the client's error. After the
- * service answered, it is a response grpc-js could not send: ours.
- * A message over the receive limit and an expired deadline stay as grpc-js
- * sends them (docs/api.md); undefined means "send the status as it is".
+ * What a status grpc-js sent on its own, without our trailer, becomes, so
+ * that every failed call carries `svc-error-bin` (DESIGN.md section 4):
+ * - before the service answered, INTERNAL or UNIMPLEMENTED is grpc-js
+ *   refusing the request: bytes that are no protobuf, a compressed message
+ *   that does not inflate or names an unknown encoding, a malformed
+ *   `grpc-timeout`, no request message or a second one. That is the
+ *   client's error; after the service answered, it is a response grpc-js
+ *   could not send: ours;
+ * - RESOURCE_EXHAUSTED before the service answered is a request past the
+ *   receive limit (or one that inflates past it): PAYLOAD_TOO_LARGE, as the
+ *   REST door's body limit;
+ * - DEADLINE_EXCEEDED is the client's deadline passing (grpc-js's timer).
+ * Undefined means "send the status as it is" (success).
  */
 export function transportError(status: Pick<StatusObject, 'code' | 'details'>, answered: boolean): SvcError | undefined {
-  if (status.code === GrpcStatus.OK || status.code === GrpcStatus.RESOURCE_EXHAUSTED || status.code === GrpcStatus.DEADLINE_EXCEEDED) return undefined;
-  if (!answered && (status.code === GrpcStatus.INTERNAL || status.code === GrpcStatus.UNIMPLEMENTED)) {
-    return new SvcError('INVALID_ARGUMENT', `the request could not be read: ${status.details}`, { reason: 'malformed_request' });
+  switch (status.code) {
+    case GrpcStatus.OK:
+      return undefined;
+    case GrpcStatus.DEADLINE_EXCEEDED:
+      return new SvcError('DEADLINE_EXCEEDED', "the call's deadline passed", { reason: 'deadline' });
+    case GrpcStatus.RESOURCE_EXHAUSTED:
+      return answered ? new SvcError('INTERNAL', 'internal error') : tooLarge(status.details);
+    case GrpcStatus.INTERNAL:
+    case GrpcStatus.UNIMPLEMENTED:
+      if (!answered) return new SvcError('INVALID_ARGUMENT', `the request could not be read: ${status.details}`, { reason: 'malformed_request' });
+      return new SvcError('INTERNAL', 'internal error');
+    default:
+      return new SvcError('INTERNAL', 'internal error');
   }
-  return new SvcError('INTERNAL', 'internal error');
+}
+
+/**
+ * grpc-js's refusal of a request past its receive limit, as PAYLOAD_TOO_LARGE
+ * with the figures it gives: "Received message larger than max (SIZE vs
+ * LIMIT)", or for a compressed message "… decompresses to a size larger
+ * than LIMIT".
+ */
+function tooLarge(details: string): SvcError {
+  const sized = /\((\d+) vs (\d+)\)/.exec(details);
+  const limit = sized?.[2] ?? /larger than (\d+)/.exec(details)?.[1];
+  const metadata: Record<string, string> = { reason: 'too_large' };
+  if (limit !== undefined) metadata.limit = limit;
+  if (sized?.[1] !== undefined) metadata.size = sized[1];
+  const text = limit === undefined ? 'the request message exceeds the receive limit' : `the request message exceeds the receive limit of ${limit} bytes`;
+  return new SvcError('PAYLOAD_TOO_LARGE', text, metadata);
 }
 
 /** What a gRPC status means when the server sent no `svc-error-bin` (a transport failure, a proxy, a client-side deadline). */

@@ -43,9 +43,10 @@ export function grpcServerOptionsFrom(config: Config): GrpcServerOptions {
 /**
  * grpc-js options. The receive limit admits a module of `max_module_size`
  * plus its envelope, and a little more, so that a module just over the limit
- * still reaches admission and fails as PAYLOAD_TOO_LARGE with its trailer;
- * a message over the receive limit is refused by grpc-js itself
- * (RESOURCE_EXHAUSTED, no trailer) before any of it is buffered whole.
+ * still reaches admission and fails as PAYLOAD_TOO_LARGE with the module's
+ * size; a message over the receive limit is refused by grpc-js itself before
+ * any of it is buffered whole (PAYLOAD_TOO_LARGE too, `reason: too_large`,
+ * see grpc-errors.ts `transportError`).
  */
 export function channelOptionsFor(options: GrpcServerOptions): ServerOptions {
   return {

@@ -3,7 +3,8 @@
  * reflection (v1 and v1alpha, serving the files of grpc-reflection-files.ts),
  * behind our own TCP listener that enforces the connection limits (see
  * grpc-connection-limit.ts), every call traced, counted and logged by one
- * interceptor (grpc-telemetry-interceptor.ts).
+ * interceptor (grpc-telemetry-interceptor.ts); a call to a method it does
+ * not have gets the error trailer too (grpc-unknown-method.ts).
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import { ReflectionService } from '@grpc/reflection';
@@ -22,6 +23,7 @@ import { createManagementHandlers } from './grpc-handlers.js';
 import { managementReflectionDefinition } from './grpc-reflection-files.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
 import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
+import { answerUnknownMethods } from './grpc-unknown-method.js';
 
 /** Time in-flight calls get to finish at stop before their connections are cut. */
 export const STOP_GRACE_MS = 5_000;
@@ -56,11 +58,13 @@ function managementServiceDefinition(): ServiceDefinition {
 
 export function createGrpcServer(service: AgentService, options: CreateGrpcServerOptions): GrpcServer {
   const { log } = options;
+  const telemetry = { tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log };
   const server = new Server({
     ...channelOptionsFor(options),
     // First in the list: grpc-js hands the first interceptor its base call, whose own statuses telemetry maps (see its file).
-    interceptors: [telemetryInterceptor({ tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log })],
+    interceptors: [telemetryInterceptor(telemetry)],
   });
+  answerUnknownMethods(server, telemetry);
   const limiter = createConnectionLimiter({
     maxConnections: options.maxConnections,
     connectionTimeoutMs: options.connectionTimeoutMs,

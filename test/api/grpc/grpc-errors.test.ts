@@ -54,8 +54,9 @@ describe('transportError: a status grpc-js sent itself', () => {
     ['an unsupported encoding, no or two request messages', status.UNIMPLEMENTED, false, 'INVALID_ARGUMENT'],
     ['a response it could not send', status.INTERNAL, true, 'INTERNAL'],
     ['a handler that threw', status.UNKNOWN, false, 'INTERNAL'],
-    ['a message over the receive limit (documented without trailer)', status.RESOURCE_EXHAUSTED, false, undefined],
-    ['an expired deadline (documented without trailer)', status.DEADLINE_EXCEEDED, false, undefined],
+    ['a message over the receive limit', status.RESOURCE_EXHAUSTED, false, 'PAYLOAD_TOO_LARGE'],
+    ['a response over the send limit', status.RESOURCE_EXHAUSTED, true, 'INTERNAL'],
+    ["the client's deadline passing", status.DEADLINE_EXCEEDED, false, 'DEADLINE_EXCEEDED'],
     ['success', status.OK, true, undefined],
   ];
   for (const [name, grpcCode, answered, code] of cases) {
@@ -65,6 +66,13 @@ describe('transportError: a status grpc-js sent itself', () => {
       if (code === 'INVALID_ARGUMENT') assert.equal(error?.metadata.reason, 'malformed_request');
     });
   }
+
+  it("a message over the receive limit names grpc-js's figures", () => {
+    const error = transportError({ code: status.RESOURCE_EXHAUSTED, details: 'Received message larger than max (1200 vs 1024)' }, false);
+    assert.deepEqual(error?.metadata, { reason: 'too_large', limit: '1024', size: '1200' });
+    const inflated = transportError({ code: status.RESOURCE_EXHAUSTED, details: 'Received message that decompresses to a size larger than 1024' }, false);
+    assert.deepEqual(inflated?.metadata, { reason: 'too_large', limit: '1024' });
+  });
 });
 
 describe('errorFromStatus without a trailer', () => {

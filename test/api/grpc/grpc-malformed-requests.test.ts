@@ -112,3 +112,39 @@ describe('requests grpc-js cannot read', SUITE_TIMEOUT, () => {
     assert.equal((await s.client.health()).status, 'healthy');
   });
 });
+
+describe('a method the server does not have', SUITE_TIMEOUT, () => {
+  let s: GrpcTestServer;
+  before(async () => {
+    s = await startGrpcTestServer();
+  });
+  after(() => s.stop());
+
+  for (const path of [`${SERVICE}DeleteEverything`, '/other.v1.OtherService/Call', '/not-a-method']) {
+    it(`${path}: UNIMPLEMENTED, with the trailer naming the method`, async () => {
+      const answer = await rawCall(s.address, path, [frame(Buffer.alloc(0))]);
+      assert.equal(answer.grpcStatus, status.UNIMPLEMENTED, status[answer.grpcStatus]);
+      assert.ok(answer.trailer, 'the svc-error-bin trailer was sent');
+      const body = loadManagementProto().decodeError(answer.trailer);
+      assert.equal(body.code, 'NOT_FOUND');
+      assert.deepEqual(body.metadata, { reason: 'unknown_method', method: path });
+      assert.match(body.trace_id, /^[0-9a-f]{32}$/);
+    });
+  }
+
+  it("echoes the client's x-trace-id in the trailer", async () => {
+    const answer = await rawCall(s.address, `${SERVICE}Nope`, [frame(Buffer.alloc(0))], { 'x-trace-id': 'req-42' });
+    assert.ok(answer.trailer);
+    assert.equal(loadManagementProto().decodeError(answer.trailer).trace_id, 'req-42');
+  });
+
+  it('is counted under method "OTHER", and the server is still healthy', async () => {
+    const before = s.t.server.metrics.registry.getSingleMetric('svc_grpc_requests_total');
+    assert.ok(before);
+    const count = async () => ((await before.get()).values.find((v) => v.labels.method === 'OTHER' && v.labels.status === 'UNIMPLEMENTED')?.value ?? 0);
+    const was = await count();
+    await rawCall(s.address, `${SERVICE}Nope`, [frame(Buffer.alloc(0))]);
+    assert.equal(await count(), was + 1);
+    assert.equal((await s.client.health()).status, 'healthy');
+  });
+});
