@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, relative, sep } from 'node:path';
 import type { AnyDefinition, EnumTypeDefinition, MessageTypeDefinition, PackageDefinition } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
 import protobuf from 'protobufjs';
 import descriptor, {
   type IDescriptorProto,
@@ -28,12 +29,44 @@ interface Describable<T> {
 }
 
 let reflected: PackageDefinition | undefined;
+let encodedFiles: Buffer[] | undefined;
+
+/** What `@grpc/reflection` 1.0.4 (pinned) keeps per implementation: each file decoded, and the bytes it serves for it. */
+interface ReflectionInternals {
+  files: Record<string, object>;
+  fileEncodings: Map<object, Uint8Array>;
+}
+
+/**
+ * Server reflection over the management schema. `@grpc/reflection` decodes
+ * the files it is given and serves them encoded again by
+ * `protobufjs/ext/descriptor`, which drops every option that file does not
+ * declare (the methods' `google.api.http` rules): it is made to serve the
+ * bytes built here instead. test/api/grpc/grpc-reflection.test.ts reads the
+ * rules back through both versions of the protocol.
+ */
+export function managementReflectionService(): ReflectionService {
+  const service = new ReflectionService(managementReflectionDefinition());
+  const files = new Map((encodedFiles ?? []).map((bytes) => [(descriptor.FileDescriptorProto.decode(bytes) as IFileDescriptorProto).name, bytes] as const));
+  const { v1, v1Alpha } = service as unknown as { v1: ReflectionInternals; v1Alpha: ReflectionInternals };
+  for (const implementation of [v1, v1Alpha]) {
+    if (!(implementation.fileEncodings instanceof Map) || typeof implementation.files !== 'object') {
+      throw new Error('@grpc/reflection internals changed: files/fileEncodings not found');
+    }
+    for (const [name, decoded] of Object.entries(implementation.files)) {
+      const bytes = files.get(name);
+      if (bytes !== undefined) implementation.fileEncodings.set(decoded, bytes);
+    }
+  }
+  return service;
+}
 
 /** The management package definition with protoc-shaped file descriptors, for `@grpc/reflection`; built on first use. */
 export function managementReflectionDefinition(): PackageDefinition {
   if (!reflected) {
     const { packageDefinition, root } = loadManagementProto();
-    reflected = withFileDescriptorProtos(packageDefinition, fileDescriptorProtos(root, PROTO_DIR));
+    encodedFiles = fileDescriptorProtos(root, PROTO_DIR);
+    reflected = withFileDescriptorProtos(packageDefinition, encodedFiles);
   }
   return reflected;
 }
@@ -59,7 +92,8 @@ export function fileDescriptorProtos(root: protobuf.Root, includeDir: string): B
   return root.files.map((file) => {
     const declared = declarations.get(file) ?? [];
     const proto = isAbsolute(file) ? describeSource(file, includeDir, declared) : describeBundled(file, declared);
-    return Buffer.from(descriptor.FileDescriptorProto.encode(proto).finish());
+    const services = declared.filter((d) => d instanceof protobuf.Service);
+    return Buffer.from(withHttpRules(root, descriptor.FileDescriptorProto.encode(proto).finish(), services));
   });
 }
 
@@ -102,6 +136,54 @@ function describe(name: string, pkg: string, dependency: string[], declared: Dec
     extension: declared.filter((d) => d instanceof protobuf.Field).map((field) => asReflectedExtension(of<IFieldDescriptorProto>(field))),
     syntax: edition,
   };
+}
+
+/** The option as protobufjs parses it, and the extension field that carries it in a `MethodOptions`. */
+const HTTP_OPTION = '(google.api.http)';
+const HTTP_EXTENSION = '.google.api.http';
+
+/** A google.api.HttpRule as parsed from the source: one additional binding is an object, several an array. */
+interface ParsedHttpRule {
+  additional_bindings?: ParsedHttpRule | ParsedHttpRule[];
+  [key: string]: unknown;
+}
+
+interface DescribedFile {
+  service: Array<{ name: string; method: Array<{ name: string; options: protobuf.Message | null }> }>;
+}
+
+/**
+ * protobufjs's method descriptors keep only the options `descriptor.proto`
+ * itself declares; each method's `google.api.http` rule is put back, so a
+ * client reading the schema by reflection sees the REST bindings too. The
+ * encoded file is decoded again with `root`'s own `FileDescriptorProto`,
+ * whose `MethodOptions` knows the extension (`root` loaded annotations.proto),
+ * the rules are set, and it is encoded again: decoding keeps which fields
+ * were present, so nothing else changes.
+ */
+function withHttpRules(root: protobuf.Root, encoded: Uint8Array, services: protobuf.Service[]): Uint8Array {
+  const fileType = root.lookup('google.protobuf.FileDescriptorProto');
+  const optionsType = root.lookup('google.protobuf.MethodOptions');
+  if (services.length === 0 || !(fileType instanceof protobuf.Type) || !(optionsType instanceof protobuf.Type) || !optionsType.fields[HTTP_EXTENSION]) return encoded;
+  const file = fileType.decode(encoded) as unknown as DescribedFile;
+  for (const described of file.service) {
+    const service = services.find((candidate) => candidate.name === described.name);
+    for (const method of described.method) {
+      const parsed = service?.methods[method.name]?.parsedOptions as Array<Record<string, unknown>> | undefined;
+      const rule = parsed?.find((option) => HTTP_OPTION in option)?.[HTTP_OPTION] as ParsedHttpRule | undefined;
+      if (rule === undefined) continue;
+      const options = method.options === null ? {} : optionsType.toObject(method.options);
+      method.options = optionsType.fromObject({ ...options, [HTTP_EXTENSION]: asHttpRule(rule) });
+    }
+  }
+  return fileType.encode(file as unknown as protobuf.Message).finish();
+}
+
+/** The rule in the shape `HttpRule.fromObject` takes: `additional_bindings` always a list. */
+function asHttpRule(rule: ParsedHttpRule): ParsedHttpRule {
+  const { additional_bindings: extra, ...rest } = rule;
+  if (extra === undefined) return rest;
+  return { ...rest, additional_bindings: (Array.isArray(extra) ? extra : [extra]).map(asHttpRule) };
 }
 
 /** Top-level messages, enums, services and extensions, by the file that declares them. */

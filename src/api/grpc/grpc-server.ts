@@ -7,7 +7,6 @@
  * not have gets the error trailer too (grpc-unknown-method.ts).
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
-import { ReflectionService } from '@grpc/reflection';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import { SvcError } from '../../errors/svc-error.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -20,7 +19,7 @@ import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
 import { createConnectionLimiter } from './grpc-connection-limit.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { createManagementHandlers } from './grpc-handlers.js';
-import { managementReflectionDefinition } from './grpc-reflection-files.js';
+import { managementReflectionService } from './grpc-reflection-files.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
 import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
 import { answerUnknownMethods } from './grpc-unknown-method.js';
@@ -84,7 +83,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     log,
   });
   server.addService(managementServiceDefinition(), handlers.implementation);
-  new ReflectionService(managementReflectionDefinition()).addToServer(server);
+  managementReflectionService().addToServer(server);
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
 
   let started: Promise<string> | undefined;

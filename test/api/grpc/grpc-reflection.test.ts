@@ -175,6 +175,29 @@ describe('server reflection', SUITE_TIMEOUT, () => {
       assert.deepEqual(Object.keys(rebuilt.lookupService(MANAGEMENT_SERVICE_NAME).methods).sort(), METHODS);
     });
 
+    it(`${version}: every method carries its google.api.http rule, as the REST table has it`, async () => {
+      const client = reflectionClient(version, s.address);
+      const [bytes] = (await client.ask({ file_by_filename: MANAGEMENT_PROTO_FILE })).file_descriptor_response?.file_descriptor_proto ?? [];
+      client.close();
+      assert.ok(bytes);
+      // A decoder that knows the extension, as a client holding annotations.proto has: field 72295728 of MethodOptions.
+      const fileType = loadManagementProto().root.lookupType('google.protobuf.FileDescriptorProto');
+      const file = fileType.toObject(fileType.decode(bytes)) as { service: Array<{ method: Array<{ name: string; options?: Record<string, unknown> }> }> };
+      const rules = Object.fromEntries((file.service[0]?.method ?? []).map((m) => [m.name, m.options?.['.google.api.http']]));
+      assert.deepEqual(rules.DeployAgent, { post: '/api/v1/agents', body: '*' });
+      assert.deepEqual(rules.GetAgent, { get: '/api/v1/agents/{agent_id}' });
+      assert.deepEqual(rules.UndeployAgent, { delete: '/api/v1/agents/{agent_id}' });
+      assert.deepEqual(rules.ListAgents, { get: '/api/v1/agents' });
+      assert.deepEqual(rules.SendMessage, {
+        post: '/api/v1/messages',
+        body: 'message',
+        additional_bindings: [{ post: '/api/v1/agents/{message.receiver}/messages', body: 'message' }],
+      });
+      assert.deepEqual(rules.SubscribeMessages, { get: '/api/v1/messages', additional_bindings: [{ get: '/api/v1/agents/{filter.agent_id}/messages' }] });
+      assert.deepEqual(rules.Health, { get: '/api/v1/health' });
+      assert.deepEqual(rules.Metrics, { get: '/api/v1/metrics' });
+    });
+
     it(`${version}: resolves a message type, and says NOT_FOUND for an unknown symbol`, async () => {
       const client = reflectionClient(version, s.address);
       const found = await client.ask({ file_containing_symbol: 'svc.v1.Error' });
