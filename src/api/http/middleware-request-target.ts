@@ -7,16 +7,21 @@
  * 400, so the server turns its own Host check off and this one answers both
  * with an Error body.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 import { SvcError } from '../../errors/svc-error.js';
 import type { GatewayState } from './gateway-state.js';
 
+/** Throws when an HTTP/1.1 request has no `Host`; the WebSocket gateway checks its upgrades with it too. */
+export function requireHost(req: IncomingMessage): void {
+  if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
+    throw new SvcError('INVALID_ARGUMENT', 'an HTTP/1.1 request must have a Host header', { field: 'Host', reason: 'missing_host' });
+  }
+}
+
 export function requestTargetMiddleware(): Middleware<GatewayState> {
   return (ctx, next) => {
-    const { req } = ctx;
-    if (req.httpVersionMajor === 1 && req.httpVersionMinor === 1 && req.headers.host === undefined) {
-      throw new SvcError('INVALID_ARGUMENT', 'an HTTP/1.1 request must have a Host header', { field: 'Host', reason: 'missing_host' });
-    }
+    requireHost(ctx.req);
     try {
       // Koa parses the target on first use and caches it; every later step reads the cached parse.
       void ctx.path;

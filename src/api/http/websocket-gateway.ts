@@ -33,6 +33,7 @@ import { beginHttpCall, pathOf, type HttpCall } from './http-call.js';
 import { encodeMessage } from './json-codec.js';
 import type { HttpRoute } from './routes.js';
 import { transcode } from './transcode.js';
+import { requireHost } from './middleware-request-target.js';
 
 /** Close codes (RFC 6455 section 7.4.1). */
 export const CLOSE = { goingAway: 1001, policyViolation: 1008, internalError: 1011 } as const;
@@ -194,6 +195,7 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   /** Runs in the call's context, so the service's work is part of the stream's span. */
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, call: HttpCall): Promise<void> {
     if (!options.accepting()) throw new SvcError('UNAVAILABLE', 'the server is draining', { reason: 'draining' });
+    requireHost(req);
     const target = req.url ?? '/';
     const path = pathOf(target);
     if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${path}`, { path });

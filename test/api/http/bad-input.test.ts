@@ -223,6 +223,8 @@ test('requests Node passes on but cannot route: an unparsable target, no Host, C
   expectError(await exchange(`GET //[::1/api/v1/messages HTTP/1.1\r\nHost: x\r\n${UPGRADE}\r\n`), 404, 'NOT_FOUND');
   // Node's own check answered a bare 400 with no body.
   expectError(await exchange('GET /api/v1/health HTTP/1.1\r\nConnection: close\r\n\r\n'), 400, 'INVALID_ARGUMENT', { field: 'Host', reason: 'missing_host' });
+  // A WebSocket upgrade without Host got its 101 before.
+  expectError(await exchange(`GET /api/v1/messages HTTP/1.1\r\n${UPGRADE}\r\n`), 400, 'INVALID_ARGUMENT', { field: 'Host', reason: 'missing_host' });
   // Node cut the connection without an answer.
   expectError(await exchange(`CONNECT ${gw.address} HTTP/1.1\r\nHost: ${gw.address}\r\n\r\n`), 404, 'NOT_FOUND', { method: 'CONNECT' });
   // Node answered a bare 417, outside the error table.
