@@ -28,8 +28,17 @@ interface Describable<T> {
   toDescriptor(edition?: string): T;
 }
 
-let reflected: PackageDefinition | undefined;
-let encodedFiles: Buffer[] | undefined;
+/** The management package definition `@grpc/reflection` reads, with the protoc-shaped files it carries; built on first use. */
+let reflected: { definition: PackageDefinition; files: Buffer[] } | undefined;
+
+function reflectedSchema(): { definition: PackageDefinition; files: Buffer[] } {
+  if (!reflected) {
+    const { packageDefinition, root } = loadManagementProto();
+    const files = fileDescriptorProtos(root, PROTO_DIR);
+    reflected = { definition: withFileDescriptorProtos(packageDefinition, files), files };
+  }
+  return reflected;
+}
 
 /** What `@grpc/reflection` 1.0.4 (pinned) keeps per implementation: each file decoded, and the bytes it serves for it. */
 interface ReflectionInternals {
@@ -46,8 +55,9 @@ interface ReflectionInternals {
  * rules back through both versions of the protocol.
  */
 export function managementReflectionService(): ReflectionService {
-  const service = new ReflectionService(managementReflectionDefinition());
-  const files = new Map((encodedFiles ?? []).map((bytes) => [(descriptor.FileDescriptorProto.decode(bytes) as IFileDescriptorProto).name, bytes] as const));
+  const schema = reflectedSchema();
+  const service = new ReflectionService(schema.definition);
+  const files = new Map(schema.files.map((bytes) => [(descriptor.FileDescriptorProto.decode(bytes) as IFileDescriptorProto).name, bytes] as const));
   const { v1, v1Alpha } = service as unknown as { v1: ReflectionInternals; v1Alpha: ReflectionInternals };
   for (const implementation of [v1, v1Alpha]) {
     if (!(implementation.fileEncodings instanceof Map) || typeof implementation.files !== 'object') {
@@ -59,16 +69,6 @@ export function managementReflectionService(): ReflectionService {
     }
   }
   return service;
-}
-
-/** The management package definition with protoc-shaped file descriptors, for `@grpc/reflection`; built on first use. */
-export function managementReflectionDefinition(): PackageDefinition {
-  if (!reflected) {
-    const { packageDefinition, root } = loadManagementProto();
-    encodedFiles = fileDescriptorProtos(root, PROTO_DIR);
-    reflected = withFileDescriptorProtos(packageDefinition, encodedFiles);
-  }
-  return reflected;
 }
 
 /**
