@@ -313,12 +313,14 @@ const FAILURE_TEXT: Readonly<Record<FailureReason, string>> = {
 const CARRIED_METADATA = ['traceparent', 'tracestate'] as const;
 
 /**
- * False for a `failure` and for a message from the platform: FIPA leaves a
- * failed failure unanswered, and answering it would let two parties bounce
- * failures forever.
+ * False for a `failure`, for a message from the platform and for one to it:
+ * FIPA leaves a failed failure unanswered, and answering it would let two
+ * parties bounce failures forever. An agent that answers every message
+ * replies to the platform's failures; that reply reaches nobody, and a failure
+ * for it would bring on the next reply, and so on without end.
  */
 export function canReportFailure(original: Message): boolean {
-  return original.message_type !== 'failure' && original.sender !== PLATFORM_SENDER;
+  return original.message_type !== 'failure' && original.sender !== PLATFORM_SENDER && original.receiver !== PLATFORM_SENDER;
 }
 
 /**

@@ -105,6 +105,23 @@ export const INITIALIZE_TRAPS = `(module
   (func (export "_initialize") unreachable)
   (func (export "handle")))`;
 
+/**
+ * Answers every message it gets, a platform `failure` included, with an `inform` reply; with its
+ * first message it also sends a `request` to `nobody`, an unknown receiver, which brings it a failure.
+ */
+export const OBLIGING = `(module
+  ${FD_WRITE}
+  (memory (export "memory") 1 1)
+  (global $first (mut i32) (i32.const 1))
+  (data (i32.const 256) "{\\"receiver\\":\\"nobody\\",\\"message_type\\":\\"request\\"}\\n")
+  (data (i32.const 512) "{\\"message_type\\":\\"inform\\",\\"content\\":\\"ok\\"}\\n")
+  (func (export "handle")
+    (if (global.get $first)
+      (then
+        (global.set $first (i32.const 0))
+        ${WRITE_LINE('(i32.const 256)', '(i32.const 47)')}))
+    ${WRITE_LINE('(i32.const 512)', '(i32.const 41)')}))`;
+
 /** Writes one byte to fd `fd` and replies the errno it got as a number ("8" is EBADF). */
 export function fdProbe(fd: number): string {
   return `(module

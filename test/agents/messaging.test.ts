@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { BusEvent } from '../../src/bus/events.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
-import { burner, compile } from './agent-wat.js';
+import { OBLIGING, burner, compile } from './agent-wat.js';
 import { CLIENT, ask, ctx, deploy, deliveredTo, example, messages, startTestServer, waitFor, waitForState } from './agent-fixtures.js';
 
 const isCode = (code: string, reason?: string) => (error: unknown) =>
@@ -117,6 +117,25 @@ describe('messaging', () => {
       assert.equal(t.host().bus.stats().failures.unknown_receiver, 1);
       const { samples } = await t.service.metrics(ctx);
       assert.equal(samples.find((s) => s.name === 'svc_message_errors_total' && s.labels['message_type'] === 'request')?.value, 1);
+    } finally {
+      await t.stop();
+    }
+  });
+
+  it('a reply to a platform failure is dropped, not answered with another failure (no failure storm)', async () => {
+    const t = await startTestServer();
+    try {
+      const events = t.events();
+      const obliging = await deploy(t, await compile(OBLIGING), 'obliging');
+      await ask(t, events, obliging, 'first');
+      const failure = await waitFor(() => deliveredTo(events, obliging).find((m) => m.sender === 'platform'), 'the failure for nobody');
+      // The agent answers the failure too: that inform to `platform` reaches nobody and is counted, but brings no failure back.
+      await waitFor(() => t.host().bus.stats().failures.unknown_receiver >= 2, 'the reply to the failure refused');
+      assert.equal(t.host().bus.stats().failureReplies, 1, 'one failure, for the request to nobody');
+      assert.equal((await ask(t, events, obliging, 'second')).content, 'ok');
+      assert.equal((await t.service.get(obliging, ctx)).messages_received, 3, 'two requests and one failure');
+      assert.equal(deliveredTo(events, obliging).filter((m) => m.message_type === 'failure').length, 1);
+      assert.equal(failure.metadata['failure_reason'], 'unknown_receiver');
     } finally {
       await t.stop();
     }

@@ -270,8 +270,9 @@ test('a failure answers the reply_with of the original when it has one', () => {
   assert.equal(failureMessage({ ...original, reply_with: 'rw-9' }, 'mailbox_full').in_reply_to, 'rw-9');
 });
 
-test('no failure is due for a failure or for a platform message (no failure storms)', () => {
+test('no failure is due for a failure, or for a message from or to the platform (no failure storms)', () => {
   assert.ok(canReportFailure(original));
   assert.ok(!canReportFailure({ ...original, message_type: 'failure' }));
   assert.ok(!canReportFailure({ ...original, sender: PLATFORM_SENDER }));
+  assert.ok(!canReportFailure({ ...original, receiver: PLATFORM_SENDER }), 'a reply to a platform failure');
 });
