@@ -148,7 +148,22 @@ function contentBytes(field: string, value: unknown): number {
   return Buffer.byteLength(text, 'utf8');
 }
 
-function metadataMap(field: string, value: unknown, limits: MessageLimits): Record<string, string> {
+/** Checks a `content`: any JSON value, its strings well-formed, of at most `maxContentBytes` (PAYLOAD_TOO_LARGE past it). */
+export function validateContent(field: string, value: unknown, limits: MessageLimits = DEFAULT_MESSAGE_LIMITS): unknown {
+  const bytes = contentBytes(field, value);
+  if (bytes > limits.maxContentBytes) {
+    throw new SvcError('PAYLOAD_TOO_LARGE', `content of ${bytes} bytes exceeds the limit of ${limits.maxContentBytes}`, {
+      field,
+      reason: 'too_large',
+      limit: String(limits.maxContentBytes),
+      size: String(bytes),
+    });
+  }
+  return value;
+}
+
+/** Checks a `metadata` map: strings to strings, keys valid ids, within the entry and byte limits. */
+export function validateMetadata(field: string, value: unknown, limits: MessageLimits = DEFAULT_MESSAGE_LIMITS): Record<string, string> {
   if (!isRecord(value)) throw invalid(field, `${field} must be an object of strings`, 'wrong_type', { expected: 'map<string,string>' });
   const entries = Object.entries(value);
   if (entries.length > limits.maxMetadataEntries) {
@@ -221,24 +236,14 @@ export function validateMessage(input: unknown, opts: ValidateOptions): Message 
         }
         draft.message_type = value;
         break;
-      case 'content': {
-        const bytes = contentBytes(given, value);
-        if (bytes > limits.maxContentBytes) {
-          throw new SvcError('PAYLOAD_TOO_LARGE', `content of ${bytes} bytes exceeds the limit of ${limits.maxContentBytes}`, {
-            field: given,
-            reason: 'too_large',
-            limit: String(limits.maxContentBytes),
-            size: String(bytes),
-          });
-        }
-        draft.content = value;
+      case 'content':
+        draft.content = validateContent(given, value, limits);
         break;
-      }
       case 'id':
         (draft as Record<string, unknown>)[name] = validateId(given, value, limits);
         break;
       case 'metadata':
-        draft.metadata = metadataMap(given, value, limits);
+        draft.metadata = validateMetadata(given, value, limits);
         break;
     }
   }

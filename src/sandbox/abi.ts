@@ -4,7 +4,9 @@
  * functions; the worker only moves bytes.
  */
 
+import { validateContent, validateId, validateMetadata } from '../bus/message.js';
 import { isPerformative, type Performative } from '../bus/performatives.js';
+import { SvcError } from '../errors/svc-error.js';
 
 /* The performative list lives with the Message model; re-exported for the ABI's users. */
 export { PERFORMATIVES, isPerformative, type Performative } from '../bus/performatives.js';
@@ -69,21 +71,45 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Absent, or null (which reads as absent), or a string. */
-function isOptionalString(value: unknown): value is string | undefined | null {
-  return value === undefined || value === null || typeof value === 'string';
+type LineError = Omit<OutputLineError, 'line'>;
+
+/** Why a field value is refused: the Message rules of DESIGN.md section 3, as for a client's message. */
+function refusal(error: unknown): LineError {
+  if (error instanceof SvcError) return { reason: 'invalid_field', detail: error.message };
+  throw error;
 }
 
-function invalidField(field: string): Omit<OutputLineError, 'line'> {
-  return { reason: 'invalid_field', detail: `${field} must be a string` };
+/** The value of a field that has a lowerCamelCase spelling too; both given is an error. */
+function either(line: Record<string, unknown>, snake: string, camel: string, out: { value: unknown }): LineError | null {
+  const a = line[snake];
+  const b = line[camel];
+  if (a !== undefined && b !== undefined) return { reason: 'invalid_field', detail: `${snake} is given twice` };
+  out.value = a ?? b;
+  return null;
 }
+
+/**
+ * An id or name field: absent when undefined, null or `''` (proto3, as for a
+ * client's message), else a string `validateId` accepts. Returns the string,
+ * undefined, or the error.
+ */
+function readId(field: string, value: unknown): string | undefined | LineError {
+  if (value === undefined || value === null || value === '') return undefined;
+  try {
+    return validateId(field, value);
+  } catch (error) {
+    return refusal(error);
+  }
+}
+
+const isError = (value: unknown): value is LineError => typeof value === 'object' && value !== null;
 
 /*
  * The fields are read one by one by name rather than in a loop over their
  * names: a read with a name that varies is a slow generic lookup in V8, and
  * this runs for every line every agent writes.
  */
-function parseLine(text: string, incoming: IncomingMessage, agentId: string): OutgoingMessage | Omit<OutputLineError, 'line'> {
+function parseLine(text: string, incoming: IncomingMessage, agentId: string): OutgoingMessage | LineError {
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -91,40 +117,49 @@ function parseLine(text: string, incoming: IncomingMessage, agentId: string): Ou
     return { reason: 'not_json', detail: 'line is not JSON' };
   }
   if (!isRecord(value)) return { reason: 'not_object', detail: 'line is not a JSON object' };
-  const type = value['message_type'];
+  const field = { value: undefined as unknown };
+  const twice = either(value, 'message_type', 'messageType', field);
+  if (twice !== null) return twice;
+  const type = field.value;
   if (typeof type !== 'string') return { reason: 'missing_message_type', detail: 'message_type (string) is required' };
   if (!isPerformative(type)) return { reason: 'unknown_performative', detail: `message_type ${JSON.stringify(type)} is not a FIPA performative` };
 
-  const receiver = value['receiver'];
-  if (!isOptionalString(receiver)) return invalidField('receiver');
-  const conversationId = value['conversation_id'];
-  if (!isOptionalString(conversationId)) return invalidField('conversation_id');
-  const replyWith = value['reply_with'];
-  if (!isOptionalString(replyWith)) return invalidField('reply_with');
-  const inReplyTo = value['in_reply_to'];
-  if (!isOptionalString(inReplyTo)) return invalidField('in_reply_to');
-  const language = value['language'];
-  if (!isOptionalString(language)) return invalidField('language');
-  const ontology = value['ontology'];
-  if (!isOptionalString(ontology)) return invalidField('ontology');
-  const protocol = value['protocol'];
-  if (!isOptionalString(protocol)) return invalidField('protocol');
+  const receiver = readId('receiver', value['receiver']);
+  if (isError(receiver)) return receiver;
+  const conversationTwice = either(value, 'conversation_id', 'conversationId', field);
+  if (conversationTwice !== null) return conversationTwice;
+  const conversationId = readId('conversation_id', field.value);
+  if (isError(conversationId)) return conversationId;
+  const replyWithTwice = either(value, 'reply_with', 'replyWith', field);
+  if (replyWithTwice !== null) return replyWithTwice;
+  const replyWith = readId('reply_with', field.value);
+  if (isError(replyWith)) return replyWith;
+  const inReplyToTwice = either(value, 'in_reply_to', 'inReplyTo', field);
+  if (inReplyToTwice !== null) return inReplyToTwice;
+  const inReplyTo = readId('in_reply_to', field.value);
+  if (isError(inReplyTo)) return inReplyTo;
+  const language = readId('language', value['language']);
+  if (isError(language)) return language;
+  const ontology = readId('ontology', value['ontology']);
+  if (isError(ontology)) return ontology;
+  const protocol = readId('protocol', value['protocol']);
+  if (isError(protocol)) return protocol;
 
   const message: OutgoingMessage = { sender: agentId, receiver: receiver ?? incoming.sender, message_type: type };
-  if (replyWith != null) message.reply_with = replyWith;
-  if (language != null) message.language = language;
-  if (ontology != null) message.ontology = ontology;
-  if (protocol != null) message.protocol = protocol;
+  if (replyWith !== undefined) message.reply_with = replyWith;
+  if (language !== undefined) message.language = language;
+  if (ontology !== undefined) message.ontology = ontology;
+  if (protocol !== undefined) message.protocol = protocol;
   const conversation = conversationId ?? incoming.conversation_id;
   if (conversation !== undefined) message.conversation_id = conversation;
   message.in_reply_to = inReplyTo ?? incoming.reply_with ?? incoming.message_id;
-  if (value['content'] !== undefined) message.content = value['content'];
-  const metadata = value['metadata'];
-  if (metadata !== undefined && metadata !== null) {
-    if (!isRecord(metadata) || !Object.values(metadata).every((v) => typeof v === 'string')) {
-      return { reason: 'invalid_field', detail: 'metadata must map strings to strings' };
-    }
-    message.metadata = metadata as Record<string, string>;
+  try {
+    const content = value['content'];
+    if (content !== undefined) message.content = validateContent('content', content);
+    const metadata = value['metadata'];
+    if (metadata !== undefined && metadata !== null) message.metadata = validateMetadata('metadata', metadata);
+  } catch (error) {
+    return refusal(error);
   }
   return message;
 }
@@ -133,8 +168,10 @@ function parseLine(text: string, incoming: IncomingMessage, agentId: string): Ou
  * Turns an execution's stdout lines into outgoing messages. A line without
  * `receiver` replies to the incoming message's sender; `conversation_id`
  * defaults to the incoming one and `in_reply_to` to its `reply_with`, else its
- * `message_id`. Blank lines are skipped; other invalid lines are returned as
- * errors.
+ * `message_id`. A line's fields follow the rules of a client's message
+ * (DESIGN.md section 3): lowerCamelCase spellings are read too, `null` and `''`
+ * mean absent, and a value a client could not send is an error. Blank lines
+ * are skipped; other invalid lines are returned as errors.
  */
 export function parseOutput(lines: readonly string[], incoming: IncomingMessage, agentId: string): ParsedOutput {
   const messages: OutgoingMessage[] = [];

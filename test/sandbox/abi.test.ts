@@ -113,3 +113,40 @@ test('invalid lines are counted errors with their index; valid ones still go out
     ],
   );
 });
+
+test('empty strings read as absent (proto3), as in a client message: the defaults apply', () => {
+  const line = '{"message_type":"inform","receiver":"","conversation_id":"","in_reply_to":"","reply_with":"","language":"","ontology":"","protocol":""}';
+  const { messages, errors } = parseOutput([line], { ...incoming, reply_with: 'r-7' }, 'agent-a');
+  assert.deepEqual(errors, []);
+  assert.deepEqual(messages, [{ sender: 'agent-a', receiver: 'client:alice', message_type: 'inform', conversation_id: 'c-1', in_reply_to: 'r-7' }]);
+});
+
+test('lowerCamelCase field names are read, as in a client message; both spellings of one field are an error', () => {
+  const line = '{"messageType":"agree","conversationId":"c-9","replyWith":"q-2","inReplyTo":"x-3"}';
+  const { messages, errors } = parseOutput([line, '{"message_type":"inform","messageType":"agree"}'], incoming, 'agent-a');
+  assert.deepEqual(messages, [{ sender: 'agent-a', receiver: 'client:alice', message_type: 'agree', conversation_id: 'c-9', reply_with: 'q-2', in_reply_to: 'x-3' }]);
+  assert.deepEqual(errors, [{ line: 1, reason: 'invalid_field', detail: 'message_type is given twice' }]);
+});
+
+test('a field a client could not send is an invalid line: ids, content and metadata follow the Message rules', () => {
+  const cases: Array<[string, object]> = [
+    ['receiver with a control character', { receiver: 'a\u0001b' }],
+    ['conversation_id over 256 characters', { conversation_id: 'x'.repeat(257) }],
+    ['reply_with with a lone surrogate', { reply_with: 'r\ud800' }],
+    ['content with a lone surrogate', { content: '\udc00' }],
+    ['JSON content with one nested', { content: { a: ['\ud800'] } }],
+    ['content over 1 MiB', { content: 'x'.repeat(1024 * 1024 + 1) }],
+    ['metadata with an empty key', { metadata: { '': 'v' } }],
+    ['metadata with 33 entries', { metadata: Object.fromEntries(Array.from({ length: 33 }, (_, i) => [`k${i}`, 'v'])) }],
+    ['language not a string', { language: 7 }],
+  ];
+  for (const [what, fields] of cases) {
+    // JSON.stringify writes the control character and the lone surrogates as \u escapes, as an agent would.
+    const line = JSON.stringify({ message_type: 'inform', ...fields });
+    const { messages, errors } = parseOutput([line], incoming, 'agent-a');
+    assert.deepEqual(messages, [], what);
+    assert.equal(errors[0]?.reason, 'invalid_field', what);
+  }
+  const { messages } = parseOutput(['{"message_type":"inform","content":"bee \ud83d\udc1d","metadata":{"k":"v"}}'], incoming, 'agent-a');
+  assert.equal(messages[0]?.content, 'bee 🐝', 'a surrogate pair is fine');
+});
