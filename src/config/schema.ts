@@ -1,4 +1,4 @@
-import { address, bool, cpu, duration, int, list, oneOf, ratio, size, table, text, type Setting } from './setting.js';
+import { address, bool, cpu, duration, int, list, oneOf, ratio, size, table, text, timeout, type Setting } from './setting.js';
 
 /**
  * Every setting of the server, with its default and its doc. This is the only
@@ -12,9 +12,9 @@ export const CONFIG_SCHEMA = {
     grpc_addr: address('127.0.0.1:50051', 'gRPC management API with reflection. Shortcut: SVC_GRPC_ADDR.'),
     metrics_addr: address('127.0.0.1:9090', 'Prometheus metrics listener (GET /metrics). Shortcut: SVC_METRICS_ADDR.'),
     max_connections: int(10_000, 'Open connections accepted per listener; further connections are refused.', 1),
-    connection_timeout: duration('30s', 'Time a new connection may take to send its first request.'),
-    request_timeout: duration('60s', 'Longest time one request may take before it fails with DEADLINE_EXCEEDED.'),
-    keepalive_timeout: duration('60s', 'Idle time after which a kept-alive connection is closed.'),
+    connection_timeout: timeout('30s', 'Time a new connection may take to send its first request.'),
+    request_timeout: timeout('60s', 'Longest time one request may take before it fails with DEADLINE_EXCEEDED.'),
+    keepalive_timeout: timeout('60s', 'Idle time after which a kept-alive connection is closed.'),
     rate_limit_enabled: bool(true, 'Limit requests per client. Reserved: not enforced yet (security work, DESIGN.md section 9).'),
     rate_limit_per_second: int(1_000, 'Sustained requests per second per client. Reserved: not enforced yet.', 1),
     rate_limit_burst: int(2_000, 'Requests a client may send at once above the sustained rate. Reserved: not enforced yet.', 1),
@@ -27,10 +27,10 @@ export const CONFIG_SCHEMA = {
     wasm_memory_limit: size('4GiB', 'Linear memory of all agents together; instantiation and memory.grow past it fail.'),
     wasm_stack_limit: size('1MiB', 'Native stack of each executor worker, which bounds agent recursion depth.'),
     max_stack_size: size('8MiB', 'Upper bound accepted for wasm_stack_limit.'),
-    execution_timeout: duration('30s', 'Wall-clock limit of one execution; the watchdog stops the worker past it.'),
+    execution_timeout: timeout('30s', 'Wall-clock limit of one execution; the watchdog stops the worker past it.'),
     agent_idle_timeout: duration('300s', 'Idle time after which an agent hibernates (instance released, state kept); 0 never hibernates.'),
-    agent_startup_timeout: duration('10s', 'Limit for instantiation plus _initialize/_start.'),
-    agent_shutdown_timeout: duration('5s', 'Time an undeployed agent has to finish its execution before it is cut.'),
+    agent_startup_timeout: timeout('10s', 'Limit for instantiation plus _initialize/_start.'),
+    agent_shutdown_timeout: timeout('5s', 'Time an undeployed agent has to finish its execution before it is cut.'),
     max_memory_pages: int(1024, 'Largest memory maximum an agent module may declare, in 64 KiB pages.', 1, 65536),
     lower_memory_maximum: bool(false, 'Lower a missing or too-large memory maximum to the limit instead of rejecting the module.'),
     max_execution_time: duration('30s', 'Upper bound accepted for execution_timeout.'),
@@ -64,7 +64,7 @@ export const CONFIG_SCHEMA = {
     enable_metrics: bool(true, 'Serve Prometheus metrics on the metrics listener, and push them to otlp_endpoint when it is set.'),
     enable_logging: bool(true, 'Write log lines.'),
     otlp_endpoint: text('', 'OTLP collector endpoint (http://host:4318 or grpc://host:4317); empty disables export.'),
-    otlp_timeout: duration('10s', 'Timeout of one OTLP export.'),
+    otlp_timeout: timeout('10s', 'Timeout of one OTLP export.'),
     otlp_headers: table('Headers sent with OTLP exports (k=v,k2=v2).'),
     trace_sample_rate: ratio(0.1, 'Fraction of root traces sampled.'),
     metrics_export_interval: duration('60s', 'Interval of OTLP metric exports.'),

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../../supervisors/index.js';
 import { formatDuration, formatSize, parseCpu, parseDuration, parseSize } from './units.js';
 
 /**
@@ -62,6 +63,19 @@ export function duration(defaultValue: string, doc: string): Setting<number> {
   return make('duration', defaultValue, doc, (raw) => {
     const value = stringOrNumber(raw);
     return value === undefined ? undefined : parseDuration(value);
+  }, formatDuration);
+}
+
+/**
+ * A duration that arms one timer: at most `MAX_TIMER_MS` (about 24.8 days).
+ * Node fires a longer timer after 1 ms instead, so `request_timeout = "30d"`
+ * failed every request at once; refusing it names the key.
+ */
+export function timeout(defaultValue: string, doc: string): Setting<number> {
+  return make('duration (≤ 24.8d)', defaultValue, doc, (raw) => {
+    const value = stringOrNumber(raw);
+    const ms = value === undefined ? undefined : parseDuration(value);
+    return ms !== undefined && ms <= MAX_TIMER_MS ? ms : undefined;
   }, formatDuration);
 }
 

@@ -66,6 +66,13 @@ describe('svc CLI', () => {
     assert.match(run.stderr, /runtime\.execution_timeout/);
   });
 
+  it('refuses a timeout longer than a timer can wait, naming the key, with exit code 3 (it used to exit 1 on a supervisor error)', async () => {
+    const run = await svc(['start'], { env: { SVC_RUNTIME_AGENT_SHUTDOWN_TIMEOUT: '30d', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' } });
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(run.stderr, /^svc: invalid configuration: runtime\.agent_shutdown_timeout: /);
+    assert.doesNotMatch(run.stdout, /"msg":"listening"/);
+  });
+
   it('will not start with auth_enabled, which this version cannot enforce: exit code 3, the key named, nothing listening', async () => {
     const run = await svc(['start'], { env: { SVC_SECURITY_AUTH_ENABLED: 'true', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' } });
     assert.equal(run.code, 3);

@@ -117,7 +117,20 @@ describe('loadConfig', () => {
     ['an execution timeout over its bound', () => loadConfig({ cwd: dir, env: { SVC_RUNTIME_EXECUTION_TIMEOUT: '2m' } }), 'runtime.execution_timeout'],
     ['a stack over its bound', () => loadConfig({ cwd: dir, env: { SVC_RUNTIME_WASM_STACK_LIMIT: '64MiB' } }), 'runtime.wasm_stack_limit'],
     ['a flag without value', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.max_agents'] }), 'runtime.max_agents'],
+    // A Node timer longer than 2^31 - 1 ms fires after 1 ms: every request failed, or the server did not start.
+    ['a request timeout longer than a timer can wait', () => loadConfig({ cwd: dir, env: { SVC_SERVER_REQUEST_TIMEOUT: '30d' } }), 'server.request_timeout'],
+    ['a shutdown timeout longer than a timer can wait', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.agent_shutdown_timeout=25d'] }), 'runtime.agent_shutdown_timeout'],
   ];
+
+  it('takes a timer-bound duration up to 2^31 - 1 ms, and any idle timeout', () => {
+    const config = loadConfig({ cwd: dir, env: { SVC_SERVER_KEEPALIVE_TIMEOUT: '24d', SVC_OBSERVABILITY_OTLP_TIMEOUT: String(2 ** 31 - 1), SVC_RUNTIME_AGENT_IDLE_TIMEOUT: '365d' } });
+    assert.equal(config.server.keepalive_timeout, 24 * 86_400_000);
+    assert.equal(config.observability.otlp_timeout, 2 ** 31 - 1);
+    assert.equal(config.runtime.agent_idle_timeout, 365 * 86_400_000);
+    for (const key of ['connection_timeout', 'request_timeout', 'keepalive_timeout'] as const) {
+      assert.equal(refusal(() => loadConfig({ cwd: dir, env: { [envName('server', key)]: String(2 ** 31) } })).key, `server.${key}`);
+    }
+  });
   for (const [what, fn, key] of refused) {
     it(`refuses ${what} and names ${key}`, () => {
       const err = refusal(fn);
