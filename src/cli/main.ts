@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, loadConfig } from '../config/load.js';
+import { ConfigError, SETTING_FLAG, loadConfig } from '../config/load.js';
 import { isSvcError } from '../errors/svc-error.js';
 import { createAdmission } from '../sandbox/admission.js';
 import { sandboxLimitsFrom } from '../sandbox/limits.js';
@@ -54,7 +54,29 @@ function stopSignal(onSecond: (signal: NodeJS.Signals) => void): Promise<NodeJS.
   });
 }
 
+/**
+ * The positional arguments of a server command (`start`, `check`, `config`),
+ * past its `--config FILE` and `--section.key[=]value` flags. Any other
+ * option, or a positional too many, is a usage error: passing over it would
+ * start a server without the setting its operator meant to give.
+ */
+function serverArgs(argv: readonly string[], maxPositionals: number): string[] {
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? '';
+    const setting = SETTING_FLAG.exec(arg);
+    if (arg === '--config' || (setting !== null && setting[3] === undefined)) i++;
+    else if (setting === null && !arg.startsWith('--config=')) {
+      if (arg.startsWith('-') && arg !== '-') throw new UsageError(`unknown option '${arg}'`);
+      positionals.push(arg);
+    }
+  }
+  if (positionals.length > maxPositionals) throw new UsageError(`unexpected argument '${positionals[maxPositionals] ?? ''}'`);
+  return positionals;
+}
+
 async function start(argv: readonly string[]): Promise<number> {
+  serverArgs(argv, 0);
   const config = loadConfig({ argv, env: process.env });
   const log = createLogger(loggerOptionsFrom(config.observability));
   const stopped = stopSignal((signal) => {
@@ -80,7 +102,7 @@ async function start(argv: readonly string[]): Promise<number> {
 }
 
 async function check(argv: readonly string[]): Promise<number> {
-  const file = argv.find((a) => !a.startsWith('--'));
+  const [file] = serverArgs(argv, 1);
   if (file === undefined) {
     process.stderr.write(USAGE);
     return EXIT.usage;
@@ -100,6 +122,7 @@ export async function main(args: readonly string[]): Promise<number> {
       case 'check':
         return await check(rest);
       case 'config':
+        serverArgs(rest, 0);
         process.stdout.write(`${JSON.stringify(loadConfig({ argv: rest, env: process.env }), null, 2)}\n`);
         return EXIT.ok;
       case 'agents':

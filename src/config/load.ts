@@ -65,10 +65,17 @@ function fromEnv(raw: Raw, env: Readonly<Record<string, string | undefined>>): v
   }
 }
 
+/**
+ * `--section.key=value` or `--section.key value`. Any `--a.b` is read as a
+ * setting, so a misspelt one (`--runtime.max-agents`) is refused by name
+ * instead of being passed over.
+ */
+export const SETTING_FLAG = /^--([^=.]+)\.([^=]+)(?:=(.*))?$/s;
+
 function fromArgv(raw: Raw, argv: readonly string[]): void {
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
-    const match = /^--([a-z]+)\.([a-z0-9_]+)(?:=(.*))?$/.exec(arg);
+    const match = SETTING_FLAG.exec(arg);
     if (!match) continue;
     const [, section = '', key = '', inline] = match;
     const value = inline ?? argv[++i];

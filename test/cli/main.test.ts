@@ -73,6 +73,25 @@ describe('svc CLI', () => {
     assert.doesNotMatch(run.stdout, /"msg":"listening"/);
   });
 
+  it('refuses an option it does not know instead of starting without it: exit code 2, nothing listening', async () => {
+    const ephemeral = { SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' };
+    for (const args of [['start', '--bogus'], ['start', 'runtime.max_agents=3'], ['config', '--verbose']]) {
+      const run = await svc(args, { env: ephemeral });
+      assert.equal(run.code, 2, `${args.join(' ')}: ${run.stderr}`);
+      assert.match(run.stderr, /^svc: (unknown option|unexpected argument) '/);
+      assert.doesNotMatch(run.stdout, /"msg":"listening"/);
+    }
+  });
+
+  it('refuses a misspelt --section.key flag by name with exit code 3, and reads the value after a spaced flag', async () => {
+    const misspelt = await svc(['start', '--runtime.max-agents=3'], { env: { SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' } });
+    assert.equal(misspelt.code, 3, misspelt.stderr);
+    assert.match(misspelt.stderr, /^svc: invalid configuration: runtime\.max-agents: unknown setting/);
+    const spaced = await svc(['config', '--runtime.max_agents', '3', '--config', join(dir, 'absent-is-refused.toml')]);
+    assert.equal(spaced.code, 3);
+    assert.match(spaced.stderr, /--config: file not found/);
+  });
+
   it('will not start with auth_enabled, which this version cannot enforce: exit code 3, the key named, nothing listening', async () => {
     const run = await svc(['start'], { env: { SVC_SECURITY_AUTH_ENABLED: 'true', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' } });
     assert.equal(run.code, 3);

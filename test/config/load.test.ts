@@ -109,6 +109,8 @@ describe('loadConfig', () => {
     ['a ratio above 1', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_TRACE_SAMPLE_RATE: '1.5' } }), 'observability.trace_sample_rate'],
     ['an unknown environment key', () => loadConfig({ cwd: dir, env: { SVC_RUNTIME_EXECUTON_TIMEOUT: '1s' } }), 'runtime.executon_timeout'],
     ['an unknown flag key', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.nope=1'] }), 'runtime.nope'],
+    ['a flag key with a hyphen for an underscore', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.max-agents=3'] }), 'runtime.max-agents'],
+    ['a flag section in capitals', () => loadConfig({ cwd: dir, env: {}, argv: ['--Runtime.max_agents', '3'] }), 'Runtime.max_agents'],
     ['a wrong TOML type', () => loadConfig({ cwd: dir, env: {}, argv: ['--config', toml('t.toml', '[runtime]\nmax_agents = "many"\n')] }), 'runtime.max_agents'],
     ['an unknown TOML section', () => loadConfig({ cwd: dir, env: {}, argv: ['--config', toml('s.toml', '[nope]\nx = 1\n')] }), 'nope'],
     ['an unknown TOML key', () => loadConfig({ cwd: dir, env: {}, argv: ['--config', toml('k.toml', '[server]\nport = 1\n')] }), 'server.port'],
