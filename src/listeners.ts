@@ -21,8 +21,12 @@ export interface ListenerAddresses {
 
 export interface Listeners {
   readonly addresses: ListenerAddresses;
-  /** /ready answers 503 and streams stop being accepted; requests are still served. */
-  drain(): void;
+  /**
+   * /ready answers 503, new WebSocket streams are refused, and the gRPC
+   * listener stops (its streams end with UNAVAILABLE while the bus is still
+   * open); the HTTP and metrics listeners keep serving while the agents drain.
+   */
+  drain(): Promise<void>;
   /** Stops accepting, ends streams, lets in-flight calls finish briefly. Idempotent. */
   stop(): Promise<void>;
 }
@@ -51,7 +55,8 @@ export async function startListeners(server: Server, config: Config, log: Logger
   const started: Array<{ stop(): Promise<void> }> = [];
   try {
     const grpcAddress = await grpc.start();
-    started.push({ stop: () => grpc.stop(LISTENER_GRACE_MS) });
+    const stopGrpc = () => grpc.stop(LISTENER_GRACE_MS);
+    started.push({ stop: stopGrpc });
     const httpAddress = await http.start();
     started.push(http);
     const metricsAddress = metrics === undefined ? null : await metrics.start();
@@ -64,6 +69,7 @@ export async function startListeners(server: Server, config: Config, log: Logger
       drain() {
         draining = true;
         http.drain();
+        return stopGrpc();
       },
       stop() {
         draining = true;

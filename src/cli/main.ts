@@ -95,9 +95,11 @@ async function start(argv: readonly string[]): Promise<number> {
   // Either an operator's signal, or the root supervisor giving up on a service.
   const reason = await Promise.race([stopped.then((signal) => ({ signal })), server.exited.then((exit) => ({ exit }))]);
   log.info(reason, 'shutting down');
-  listeners.drain();
-  await listeners.stop();
+  // The HTTP listener outlives the agents' drain, so /ready answers 503 (draining) meanwhile
+  // instead of the port going dark; API calls then get UNAVAILABLE (draining).
+  await listeners.drain();
   await server.stop();
+  await listeners.stop();
   return 'exit' in reason && reason.exit.kind === 'abnormal' ? EXIT.failure : EXIT.ok;
 }
 

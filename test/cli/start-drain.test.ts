@@ -1,0 +1,87 @@
+/**
+ * `svc start` stopping on SIGTERM, seen from outside as an operator's load
+ * balancer sees it: while the agents drain, the HTTP listener still answers,
+ * /ready with 503 (draining) and /health with 200, and the process then
+ * exits 0. The listeners used to close before the agents drained, so /ready
+ * was never 503: the port just went dark.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import { example } from '../agents/agent-fixtures.js';
+import { startCli, type Running } from './run-cli.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svc-drain-'));
+const running: Running[] = [];
+after(async () => {
+  for (const r of running) r.child.kill('SIGKILL');
+  await Promise.all(running.map((r) => r.done));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const EPHEMERAL = { SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' };
+
+/** The `listening` line's HTTP address, once the server wrote it. */
+function httpAddress(r: Running): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    r.child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split('\n').find((l) => l.includes('"msg":"listening"'));
+      if (line !== undefined) resolve((JSON.parse(line) as { http: string }).http);
+    });
+    void r.done.then((run) => reject(new Error(`svc exited (${run.code}) before listening: ${run.stderr}`)));
+  });
+}
+
+async function probe(url: string): Promise<number | 'refused'> {
+  try {
+    const res = await fetch(url);
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 'refused';
+  }
+}
+
+describe('svc start: draining on SIGTERM', () => {
+  it('answers /ready 503 (draining) and /health 200 while an execution in flight drains, then exits 0', async () => {
+    const r = startCli(['start'], { cwd: dir, env: { ...EPHEMERAL, SVC_RUNTIME_AGENT_SHUTDOWN_TIMEOUT: '1500ms' } });
+    running.push(r);
+    const http = await httpAddress(r);
+    const api = `http://${http}/api/v1`;
+    const deployed = await fetch(`${api}/agents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'spinner', wasm_module: Buffer.from(example('crasher')).toString('base64') }),
+    });
+    assert.equal(deployed.status, 201);
+    const { agent_id } = (await deployed.json()) as { agent_id: string };
+    // "loop" spins until the shutdown timeout cuts it.
+    const sent = await fetch(`${api}/agents/${agent_id}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'loop' }) });
+    assert.equal(sent.status, 202);
+    for (let state = '', tries = 0; state !== 'executing'; tries++) {
+      assert.ok(tries < 200, `the agent never executed (${state})`);
+      state = ((await (await fetch(`${api}/agents/${agent_id}`)).json()) as { state: string }).state;
+    }
+
+    r.child.kill('SIGTERM');
+    const seen: Array<[number | 'refused', number | 'refused']> = [];
+    while (r.child.exitCode === null && seen.length < 100) {
+      seen.push([await probe(`http://${http}/ready`), await probe(`http://${http}/health`)]);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const run = await r.done;
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(seen.some(([ready, health]) => ready === 503 && health === 200), `probes after SIGTERM: ${JSON.stringify(seen)}`);
+    assert.ok(drainedInLog(run.stdout), 'the agent drained: stopping → stopped');
+  });
+});
+
+/** Whether the log shows the agent going through stopping to stopped. */
+function drainedInLog(stdout: string): boolean {
+  const transitions = stdout.split('\n').filter((l) => l.includes('"msg":"agent transition"')).map((l) => JSON.parse(l) as { from: string; to: string });
+  return transitions.some((t) => t.from === 'stopping' && t.to === 'stopped');
+}
