@@ -120,7 +120,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     },
     {
       id: 'pool',
-      start: () => {
+      start: async () => {
         const pool = createExecutorPool({
           workers: runtime.executor_workers,
           wasmMemoryLimitBytes: runtime.wasm_memory_limit,
@@ -133,6 +133,9 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         });
         pool.on('workerLost', (event) => log.warn({ worker_id: event.workerId, overran: event.overran, lost: event.lost.length }, 'executor worker lost'));
         parts.pool = pool;
+        // Ready means executors up (DESIGN.md section 6): a deploy or restore right after start must not spend
+        // its agent_startup_timeout waiting for worker threads to boot (300-500 ms under tsx).
+        await pool.started();
         return serviceHandle(() => pool.close());
       },
       // Closing terminates the workers; the agents drained before it.

@@ -176,11 +176,20 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     spares: options.spareWorkers ?? 1,
     onMessage: (thread, message) => {
       if (message.kind === 'results' && thread.owner !== null) onResults(slots[thread.owner]!, message);
+      else if (message.kind === 'ready') checkStarted();
     },
     onExit: (thread) => {
       if (thread.owner !== null) loseWorker(slots[thread.owner]!, null, thread.ready);
+      checkStarted();
     },
   });
+
+  // Settled once every worker place has a thread that started, or is broken (its thread died before starting).
+  let markStarted: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  function checkStarted(): void {
+    if (slots.every((slot) => slot.thread.ready || slot.broken)) markStarted();
+  }
 
   const watchdog = createWatchdog({
     executionTimeoutMs: options.executionTimeoutMs,
@@ -415,6 +424,8 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   }
 
   return {
+    started: () => started,
+
     instantiate(agentId, admitted, opts) {
       if (closed) return refuse('UNAVAILABLE', 'executor pool is closed');
       if (agents.has(agentId) || waiting.has(agentId)) return refuse('ALREADY_EXISTS', `agent ${agentId} already has an instance`, { agent_id: agentId });
@@ -471,6 +482,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
 
     stats: () => ({
       workers: slots.length,
+      startedWorkers: slots.filter((slot) => slot.thread.ready).length,
       spareWorkers: threads.spareCount(),
       instances: agents.size,
       waitingInstantiations: waiting.size,
@@ -495,6 +507,8 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     async close() {
       if (closed) return;
       closed = true;
+      // Nothing waits for threads that will not start now.
+      markStarted();
       watchdog.stop();
       const unplaced = [...waiting.values()];
       waiting.clear();

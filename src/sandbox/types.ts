@@ -157,6 +157,8 @@ export interface WorkerLostEvent {
 
 export interface ExecutorPoolStats {
   workers: number;
+  /** Workers whose thread has started and takes calls. */
+  startedWorkers: number;
   spareWorkers: number;
   instances: number;
   /** Instantiations waiting for the growth granted to batches in flight to settle. */
@@ -179,6 +181,12 @@ export interface ExecutorPoolStats {
 }
 
 export interface ExecutorPool {
+  /**
+   * Resolves once every worker thread has started (or died before starting,
+   * which `instantiate` then reports). Calls made before are queued, but time
+   * spent waiting here would count against an agent's startup timeout.
+   */
+  started(): Promise<void>;
   instantiate(agentId: string, admitted: AdmittedModule, opts: InstantiateOptions): Promise<Placement>;
   execute(agentId: string, input: Uint8Array): Promise<ExecutionResult>;
   snapshot(agentId: string): Promise<InstanceSnapshot>;

@@ -28,6 +28,20 @@ describe('server', () => {
     assert.ok(t.logs.some((l) => l.msg === 'started') && t.logs.at(-1)?.msg === 'stopped');
   });
 
+  it('is started only once every executor worker has started, so a deploy at once does not spend its startup timeout on them', async () => {
+    // A worker thread takes 100-500 ms to boot under tsx; a startup timeout shorter than that failed the first deploy.
+    const t = await startTestServer({ overrides: { 'runtime.executor_workers': 2, 'runtime.agent_startup_timeout': '50ms' } });
+    try {
+      const stats = t.host().pool.stats();
+      assert.equal(stats.startedWorkers, stats.workers);
+      assert.equal(stats.workers, 2);
+      const id = await deploy(t, example('echo'), 'echo-at-once');
+      assert.equal((await t.service.get(id, ctx)).state, 'running');
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('a graceful stop lets the execution in flight finish and answer', async () => {
     const t = await startTestServer();
     const events = t.events();

@@ -27,6 +27,23 @@ test('an echo agent reads its message on fd 0 and writes it back as one line', a
   }
 });
 
+test('started() settles once every worker thread has started', async () => {
+  const p = pool({ workers: 2 });
+  try {
+    assert.equal(p.stats().startedWorkers, 0, 'threads take time to boot');
+    await p.started();
+    assert.equal(p.stats().startedWorkers, 2);
+  } finally {
+    await p.close();
+  }
+});
+
+test('started() settles when the pool closes before its threads start', async () => {
+  const p = pool({ workers: 2 });
+  await p.close();
+  await p.started();
+});
+
 test('ABI round trip: the incoming message goes in on fd 0, the reply defaults to its sender and conversation', async () => {
   const p = pool({ workers: 1 });
   try {
