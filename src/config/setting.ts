@@ -67,15 +67,15 @@ export function duration(defaultValue: string, doc: string): Setting<number> {
 }
 
 /**
- * A duration that arms one timer: at most `MAX_TIMER_MS` (about 24.8 days).
- * Node fires a longer timer after 1 ms instead, so `request_timeout = "30d"`
- * failed every request at once; refusing it names the key.
+ * A duration that arms one timer: from 1 ms to `MAX_TIMER_MS` (about 24.8
+ * days). Node fires a longer timer after 1 ms instead, so `request_timeout =
+ * "30d"` failed every request at once; 0 did the same. Refusing either names the key.
  */
 export function timeout(defaultValue: string, doc: string): Setting<number> {
-  return make('duration (≤ 24.8d)', defaultValue, doc, (raw) => {
+  return make('duration (1ms–24.8d)', defaultValue, doc, (raw) => {
     const value = stringOrNumber(raw);
     const ms = value === undefined ? undefined : parseDuration(value);
-    return ms !== undefined && ms <= MAX_TIMER_MS ? ms : undefined;
+    return ms !== undefined && ms >= 1 && ms <= MAX_TIMER_MS ? ms : undefined;
   }, formatDuration);
 }
 

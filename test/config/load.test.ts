@@ -122,6 +122,9 @@ describe('loadConfig', () => {
     // A Node timer longer than 2^31 - 1 ms fires after 1 ms: every request failed, or the server did not start.
     ['a request timeout longer than a timer can wait', () => loadConfig({ cwd: dir, env: { SVC_SERVER_REQUEST_TIMEOUT: '30d' } }), 'server.request_timeout'],
     ['a shutdown timeout longer than a timer can wait', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.agent_shutdown_timeout=25d'] }), 'runtime.agent_shutdown_timeout'],
+    // 0 failed every request at once too (a 504 before any work).
+    ['a request timeout of 0', () => loadConfig({ cwd: dir, env: { SVC_SERVER_REQUEST_TIMEOUT: '0' } }), 'server.request_timeout'],
+    ['an execution timeout of 0ms', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.execution_timeout=0ms'] }), 'runtime.execution_timeout'],
   ];
 
   it('takes a timer-bound duration up to 2^31 - 1 ms, and any idle timeout', () => {
