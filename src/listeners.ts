@@ -1,8 +1,10 @@
 /**
  * The server's doors: the gRPC listener, the HTTP listener (REST gateway,
  * WebSocket streams, API docs, /health and /ready) and the metrics listener,
- * all calling the one `AgentService`. Started after the services are up,
- * drained and stopped before them.
+ * all calling the one `AgentService`. `svc start` binds them while the
+ * services start (`StartOptions.whileStarting`), so /ready answers 503
+ * (starting) rather than the port refusing; drained and stopped before the
+ * services stop.
  */
 import type { Config } from './config/schema.js';
 import { createGrpcServer, type GrpcServer } from './api/grpc/grpc-server.js';
@@ -39,7 +41,7 @@ export async function startListeners(server: Server, config: Config, log: Logger
   let draining = false;
   const readiness = (): Readiness => {
     if (draining) return { ready: false, reason: 'draining' };
-    if (!bound) return { ready: false, reason: 'starting' };
+    if (!bound || !server.started) return { ready: false, reason: 'starting' };
     if (server.host() === undefined) return { ready: false, reason: 'agents not running' };
     return { ready: true };
   };

@@ -60,6 +60,12 @@ export interface StartOptions {
   random?: Random;
   /** Spans and W3C trace context; default one built from the `observability` section. */
   tracing?: Tracing;
+  /**
+   * Called with the server before its services start (the store opens, the
+   * workers boot, stored agents are restored), so its listeners can bind
+   * first: probes then read 503 (starting) on /ready instead of a refused port.
+   */
+  whileStarting?: (server: Server) => Promise<void>;
 }
 
 export interface Server {
@@ -70,8 +76,10 @@ export interface Server {
   /** The `svc_*` metrics; `metrics.registry` is what the metrics listener serves. */
   readonly metrics: Metrics;
   readonly tracing: Tracing;
-  /** The current agent host (tests, benchmarks); undefined once stopped. */
+  /** The current agent host (tests, benchmarks); undefined while starting and once stopped. */
   host(): AgentHost | undefined;
+  /** False until the services first came up (see `StartOptions.whileStarting`). */
+  readonly started: boolean;
   /** The root supervisor's exit: normal after `stop`, abnormal when it gave up. */
   readonly exited: Promise<ChildExit>;
   /** Graceful: stop accepting, drain the agents, close the bus, the pool and the store. Idempotent. */
@@ -197,11 +205,12 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   });
   metrics.readAtCollect('agentsActive', () => parts.host?.activeAgents());
   metrics.readAtCollect('messageQueueSize', () => parts.host?.queuedMessages());
-  await root.start();
 
+  let starting = true;
   const service = createAgentService({
     host: () => parts.host,
-    nodeId,
+    nodeId: () => nodeId,
+    starting: () => starting,
     maxMemoryBytes: maxAgentMemoryBytes(runtime),
     lowerMemoryMaximum: runtime.lower_memory_maximum,
     streamBufferSize: config.server.stream_buffer_size,
@@ -210,11 +219,15 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   });
 
   let stopping: Promise<void> | undefined;
-  log.info({ data_dir: dataDir, node_id: nodeId, workers: parts.pool?.stats().workers, agents: parts.host?.size }, 'started');
-  return {
+  const server: Server = {
     service,
     dataDir,
-    nodeId,
+    get nodeId() {
+      return nodeId;
+    },
+    get started() {
+      return !starting;
+    },
     admission,
     metrics,
     tracing,
@@ -232,4 +245,16 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       return stopping;
     },
   };
+  // The doors may listen from here on: until the services are up, calls get UNAVAILABLE (starting).
+  try {
+    await options.whileStarting?.(server);
+  } catch (error) {
+    // Nothing started yet but the telemetry threads.
+    await Promise.all([metricsExport.shutdown(), tracing.shutdown()]);
+    throw error;
+  }
+  await root.start();
+  starting = false;
+  log.info({ data_dir: dataDir, node_id: nodeId, workers: parts.pool?.stats().workers, agents: parts.host?.size }, 'started');
+  return server;
 }

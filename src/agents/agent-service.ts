@@ -45,7 +45,10 @@ import { createMessageTrace } from './message-trace.js';
 export interface AgentServiceOptions {
   /** The current agent host; undefined while the server starts, restarts its services or has stopped. */
   host: () => AgentHost | undefined;
-  nodeId: string;
+  /** This node's id: read from the store when it opens, so the service can exist (and its doors listen) before. */
+  nodeId: () => string;
+  /** True until the server's services first came up: no host yet means starting, not draining. */
+  starting?: () => boolean;
   /** The per-agent memory maximum (`max_memory_pages` × 64 KiB), also what `memory_limit` 0 means. */
   maxMemoryBytes: number;
   /** `runtime.lower_memory_maximum`: a module's maximum above the agent's `memory_limit` is lowered, not refused. */
@@ -60,8 +63,10 @@ export interface AgentServiceOptions {
 
 const MAX_RECENT = 1_000;
 
-function unavailable(): SvcError {
-  return new SvcError('UNAVAILABLE', 'the server is not accepting requests', { reason: 'draining' });
+function unavailable(starting: boolean): SvcError {
+  return starting
+    ? new SvcError('UNAVAILABLE', 'the server is starting', { reason: 'starting' })
+    : new SvcError('UNAVAILABLE', 'the server is not accepting requests', { reason: 'draining' });
 }
 
 function agentIdOf(value: unknown, field = 'agent_id'): string {
@@ -77,14 +82,14 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
   /** The host, for calls that change something: refused while shutting down. */
   function active(): AgentHost {
     const host = options.host();
-    if (host === undefined || !host.accepting) throw unavailable();
+    if (host === undefined || !host.accepting) throw unavailable(options.starting?.() ?? false);
     return host;
   }
 
   /** The host, for reads. */
   function readable(): AgentHost {
     const host = options.host();
-    if (host === undefined) throw unavailable();
+    if (host === undefined) throw unavailable(options.starting?.() ?? false);
     return host;
   }
 
@@ -107,7 +112,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
           checkAgentMemory(result.info.memory, valid.memoryLimitBytes, options.lowerMemoryMaximum);
           return result;
         });
-        if (!host.accepting) throw unavailable();
+        if (!host.accepting) throw unavailable(false);
         const agentId = newId();
         const agent = {
           agentId,
@@ -115,7 +120,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
           capabilities: valid.capabilities,
           resources: { memoryLimit: valid.memoryLimitBytes, cpuShares: valid.cpuShares },
           desiredState: 'running' as const,
-          nodeId: options.nodeId,
+          nodeId: options.nodeId(),
           createdAt: Date.now(),
         };
         deploying -= 1;

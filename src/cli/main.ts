@@ -3,7 +3,7 @@ import { ConfigError, SETTING_FLAG, loadConfig } from '../config/load.js';
 import { isSvcError } from '../errors/svc-error.js';
 import { createAdmission } from '../sandbox/admission.js';
 import { sandboxLimitsFrom } from '../sandbox/limits.js';
-import { startServer } from '../server.js';
+import { startServer, type Server } from '../server.js';
 import { startListeners, type Listeners } from '../listeners.js';
 import { createLogger, loggerOptionsFrom } from '../telemetry/logger.js';
 import { VERSION } from '../version.js';
@@ -83,14 +83,22 @@ async function start(argv: readonly string[]): Promise<number> {
     log.warn({ signal }, 'second signal: exiting without draining');
     process.exit(EXIT.failure);
   });
-  const server = await startServer(config, log);
-  let listeners: Listeners;
+  // The listeners bind before the services start, so probes read /ready 503 (starting) while stored
+  // agents are restored; `listening` is logged once everything is up, as before.
+  let bound: Listeners | undefined;
+  let server: Server;
   try {
-    listeners = await startListeners(server, config, log);
+    server = await startServer(config, log, {
+      whileStarting: async (starting) => {
+        bound = await startListeners(starting, config, log);
+      },
+    });
   } catch (err) {
-    await server.stop();
+    await bound?.stop();
     throw err;
   }
+  const listeners = bound;
+  if (listeners === undefined) throw new Error('the listeners did not start');
   log.info({ ...listeners.addresses }, 'listening');
   // Either an operator's signal, or the root supervisor giving up on a service.
   const reason = await Promise.race([stopped.then((signal) => ({ signal })), server.exited.then((exit) => ({ exit }))]);

@@ -1,12 +1,16 @@
 /**
- * `svc start` stopping on SIGTERM, seen from outside as an operator's load
- * balancer sees it: while the agents drain, the HTTP listener still answers,
- * /ready with 503 (draining) and /health with 200, and the process then
- * exits 0. The listeners used to close before the agents drained, so /ready
- * was never 503: the port just went dark.
+ * `svc start` starting and stopping on SIGTERM, seen from outside as an
+ * operator's load balancer sees it. While the services start (the workers
+ * boot, stored agents are restored) the HTTP listener already answers: /ready
+ * with 503 (starting), /health with 200, the API with UNAVAILABLE (starting);
+ * it used to bind only at the end, so the port refused. While the agents
+ * drain, it still answers, /ready with 503 (draining) and /health with 200,
+ * and the process then exits 0. The listeners used to close before the
+ * agents drained, so /ready was never 503: the port just went dark.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
@@ -45,6 +49,58 @@ async function probe(url: string): Promise<number | 'refused'> {
     return 'refused';
   }
 }
+
+/** A loopback port free a moment ago: `listening` names the address only once the start is over. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+describe('svc start: starting', () => {
+  it('answers /ready 503 (starting), /health 200 and API calls UNAVAILABLE while the services start, then /ready 200', async () => {
+    const port = await freePort();
+    const http = `127.0.0.1:${port}`;
+    const r = startCli(['start'], { cwd: dir, env: { ...EPHEMERAL, SVC_HTTP_ADDR: http, SVC_RUNTIME_EXECUTOR_WORKERS: '2' } });
+    running.push(r);
+    const listening = httpAddress(r);
+    let ready: { status: number | 'refused'; reason?: string } = { status: 'refused' };
+    const seen: Array<number | 'refused'> = [];
+    let health: number | 'refused' = 'refused';
+    let api: { status: number; reason?: string } | undefined;
+    // The workers alone take 100-500 ms to boot; the listener is up well before.
+    for (let tries = 0; ready.status !== 200 && tries < 2_000; tries++) {
+      try {
+        const res = await fetch(`http://${http}/ready`);
+        // A 503 is an Error body, its reason in metadata.
+        const body = (await res.json()) as { metadata?: { reason?: string } };
+        const reason = body.metadata?.reason;
+        ready = { status: res.status, ...(reason === undefined ? {} : { reason }) };
+        if (res.status === 503 && api === undefined) {
+          health = (await fetch(`http://${http}/health`).then(async (h) => (await h.arrayBuffer(), h.status)));
+          const listed = await fetch(`http://${http}/api/v1/agents`);
+          api = { status: listed.status, reason: ((await listed.json()) as { metadata?: { reason?: string } }).metadata?.reason };
+        }
+      } catch {
+        ready = { status: 'refused' };
+      }
+      if (seen.at(-1) !== ready.status) seen.push(ready.status);
+      if (ready.status === 503) assert.equal(ready.reason, 'starting');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    assert.deepEqual(seen.filter((s) => s !== 'refused'), [503, 200], `/ready while starting: ${JSON.stringify(seen)}`);
+    assert.equal(health, 200);
+    assert.deepEqual(api, { status: 503, reason: 'starting' });
+    assert.equal(await listening, http, '`listening` names the address it bound, once started');
+    r.child.kill('SIGTERM');
+    assert.equal((await r.done).code, 0);
+  });
+});
 
 describe('svc start: draining on SIGTERM', () => {
   it('answers /ready 503 (draining) and /health 200 while an execution in flight drains, then exits 0', async () => {
