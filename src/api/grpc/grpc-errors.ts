@@ -5,6 +5,7 @@
  */
 import { Metadata, status as GrpcStatus, type ServiceError, type StatusObject } from '@grpc/grpc-js';
 import { ERROR_CODES, SvcError, toSvcError, type ErrorCode } from '../../errors/svc-error.js';
+import { truncate } from '../../text/well-formed.js';
 import { loadManagementProto, type ErrorBody } from '../proto.js';
 
 /** Binary metadata: the `-bin` suffix makes grpc-js carry the value as bytes (base64 on the wire). */
@@ -24,11 +25,7 @@ export const MAX_ERROR_TEXT = 512;
 
 /** `text` cut to `MAX_ERROR_TEXT` characters, marked with an ellipsis; never splits a surrogate pair. */
 function bounded(text: string): string {
-  if (text.length <= MAX_ERROR_TEXT) return text;
-  const end = MAX_ERROR_TEXT - 1;
-  // A high surrogate as the last kept character would be half a character.
-  const cut = /[\uD800-\uDBFF]/.test(text.charAt(end - 1)) ? end - 1 : end;
-  return `${text.slice(0, cut)}…`;
+  return text.length <= MAX_ERROR_TEXT ? text : `${truncate(text, MAX_ERROR_TEXT - 1)}…`;
 }
 
 /** The status and trailer a failed call ends with. Unknown failures become INTERNAL without their message or stack. */
