@@ -7,14 +7,17 @@
  *   call by call so all see the same machine: ≤ 1.15× off at 1.0, ≤ 1.05× at 0.1;
  * - message throughput: ping/pong games between agents (each game started by
  *   a client's `SendMessage`, so each is one trace with a `svc.messages.send`
- *   and a `svc.agent.execute` span per hop), the servers taking turns game
- *   set by game set, in an order that turns every set (a server that always
- *   followed the same one would inherit its garbage): at most 15% slower
- *   than off at 1.0, 5% at 0.1. The rate is the messages delivered per
- *   second while every game of the set is
- *   playing (from 10% to 50% of the set's duration), not the set's total
- *   time: that would be the time of its slowest game, and at 0.1 the
- *   sampled games, one in ten, would set it for all.
+ *   and a `svc.agent.execute` span per hop): at most 15% slower than off at
+ *   1.0, 5% at 0.1. Each of the three servers runs in a process of its own,
+ *   as `svc start` runs one, so none shares a heap, a garbage collector or
+ *   compiled code with another. They take turns game set by game set, in an
+ *   order where each server follows each other one equally often (a server
+ *   that mostly followed the same one would inherit its leftovers: its
+ *   collector's backlog, a machine state). The rate is the messages
+ *   delivered per second while every game of the set is playing (from 10%
+ *   to 50% of the set's duration), not the set's total time: that would be
+ *   the time of its slowest game, and at 0.1 the sampled games, one in ten,
+ *   would set it for all.
  * The collector is a separate process at the lowest CPU priority that counts
  * the spans it receives and answers at once, so the figures include
  * exporting but not a collector competing for the server's cores. The spans
@@ -23,12 +26,12 @@
  * Shaped for bench/run.ts (`OBSERVABILITY_BENCHMARKS`); also runs alone:
  * `node --import tsx bench/observability.bench.ts`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { constants, setPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { ensureExamplesBuilt } from '../scripts/build-examples.js';
 import { createGrpcClient, type GrpcClient } from '../src/api/grpc/grpc-client.js';
 import { loadConfig } from '../src/config/load.js';
@@ -45,12 +48,25 @@ const ROUNDS = 1_000;
 /** The part of a game set whose rate counts: all games are still playing then (the fastest game of a set is never twice as fast as the slowest). */
 const WINDOW = { from: 0.1, to: 0.5 } as const;
 /**
- * Game sets per server; the median rate counts. A multiple of the three
- * servers, so each takes each turn equally often. The rate of one set
- * scatters widely on the reference VM (26,000–48,000 msg/s for the same
- * server within one run), so the median needs this many to settle.
+ * Game sets per server setting; the median rate counts. The rate of one set scatters
+ * widely on the reference VM (26,000–48,000 msg/s for the same server within
+ * one run), so the median needs this many to settle. Even, for TURNS, and a
+ * multiple of PROCESSES.
  */
 const GAME_SETS = 24;
+/**
+ * The order of the servers' turns, repeated: it crosses each ordered pair of
+ * different servers once (0→1, 1→2, 2→0, 0→2, 2→1, and 1→0 into the next
+ * round), so each server follows each other one equally often.
+ */
+const TURNS = [0, 1, 2, 0, 2, 1] as const;
+/**
+ * Processes per server setting, taking that setting's turns in rotation. A
+ * process's rate stays high or low through all its sets by up to 10% on the
+ * reference VM (where its code and data happened to land): one process per
+ * setting would measure that luck as much as tracing.
+ */
+const PROCESSES = 4;
 const GAME_TIMEOUT_MS = 60_000;
 /** The issue's budgets: what tracing may add at each rate. */
 const BUDGET = { full: 1.15, sampled: 1.05 } as const;
@@ -138,7 +154,7 @@ interface Node {
   stop(): Promise<void>;
 }
 
-async function startNode(setting: Setting, collector: Collector): Promise<Node> {
+async function startNode(setting: Setting, collectorUrl: string): Promise<Node> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-observability-'));
   const flags = {
     'storage.data_dir': dir,
@@ -148,7 +164,7 @@ async function startNode(setting: Setting, collector: Collector): Promise<Node> 
     'runtime.executor_workers': 1,
     'observability.enable_tracing': setting.tracing,
     'observability.trace_sample_rate': setting.rate,
-    'observability.otlp_endpoint': setting.tracing ? collector.url : '',
+    'observability.otlp_endpoint': setting.tracing ? collectorUrl : '',
   };
   const config = loadConfig({ argv: Object.entries(flags).map(([key, value]) => `--${key}=${value}`), env: {}, cwd: dir });
   const log = createLogger({ level: 'fatal', enabled: false });
@@ -244,43 +260,168 @@ async function pingPongTable(node: Node, wasm: { ping: Buffer; pong: Buffer }): 
   };
 }
 
-async function messageRows(nodes: readonly Node[]): Promise<Row[]> {
-  const built = await ensureExamplesBuilt();
-  const wasm = { ping: readFileSync(built.get('ping')!), pong: readFileSync(built.get('pong')!) };
-  const games = await Promise.all(nodes.map((node) => pingPongTable(node, wasm)));
-  for (const play of games) await play(); // warm-up: compiled modules, JIT, first exports
-  const rates = nodes.map((): number[] => []);
-  for (let set = 0; set < GAME_SETS; set++) {
-    // The order turns each set, so no server always follows the same one (and inherits its garbage).
-    for (let turn = 0; turn < games.length; turn++) {
-      const n = (set + turn) % games.length;
-      rates[n]!.push(await games[n]!());
-      // What is still queued is exported now, so it does not run during the next server's games.
-      await nodes[n]!.server.tracing.flush();
-    }
+/** What the benchmark's process asks of a server's process, and what that answers (over the IPC channel). */
+type NodeCommand = { op: 'play' } | { op: 'stop' };
+type NodeReply = { ready: true } | { rate: number } | { dropped: number } | { error: string };
+/** Set in a server's process: which setting it runs and where it exports. */
+const NODE_PROCESS_ENV = 'SVC_BENCH_OBSERVABILITY_NODE';
+
+/** A server in a process of its own, with its ping/pong pairs deployed. */
+interface NodeProcess {
+  readonly setting: Setting;
+  /** Plays one game set, then exports what it still holds; resolves with the set's rate (messages/s). */
+  play(): Promise<number>;
+  /** Stops the server and its process; resolves with the spans it dropped. */
+  stop(): Promise<number>;
+  kill(): void;
+}
+
+function nextReply(child: ChildProcess, what: string): Promise<NodeReply> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (reply: NodeReply): void => {
+      child.off('exit', onExit);
+      if ('error' in reply) reject(new Error(`${what}: ${reply.error}`));
+      else resolve(reply);
+    };
+    const onExit = (code: number | null): void => {
+      child.off('message', onMessage);
+      reject(new Error(`${what}: the server's process exited (${code})`));
+    };
+    child.once('message', onMessage);
+    child.once('exit', onExit);
+  });
+}
+
+async function startNodeProcess(index: number, collector: Collector): Promise<NodeProcess> {
+  const setting = SETTINGS[index]!;
+  const child = fork(fileURLToPath(import.meta.url), [], {
+    env: { ...process.env, [NODE_PROCESS_ENV]: JSON.stringify({ index, collector: collector.url }) },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const ask = async (command: NodeCommand): Promise<NodeReply> => {
+    const reply = nextReply(child, `${setting.name}: ${command.op}`);
+    child.send(command);
+    return reply;
+  };
+  try {
+    await nextReply(child, `${setting.name}: start`);
+  } catch (error) {
+    child.kill();
+    throw error;
   }
-  const [off, full, sampled] = rates.map((r) => summarise(r).median) as [number, number, number];
-  const slower = (m: number, o: number) => o / m;
-  const label = `agent messages, ${PAIRS} ping/pong pairs × ${ROUNDS} rounds`;
+  return {
+    setting,
+    async play() {
+      const reply = await ask({ op: 'play' });
+      if (!('rate' in reply)) throw new Error(`${setting.name}: unexpected answer to play`);
+      return reply.rate;
+    },
+    async stop() {
+      const reply = await ask({ op: 'stop' });
+      return 'dropped' in reply ? reply.dropped : 0;
+    },
+    kill: () => child.kill(),
+  };
+}
+
+/** The server's process: starts the node, deploys the pairs, then plays a set whenever asked. */
+async function serveNode(index: number, collectorUrl: string): Promise<void> {
+  const send = (reply: NodeReply): void => void process.send!(reply);
+  const node = await startNode(SETTINGS[index]!, collectorUrl);
+  const built = await ensureExamplesBuilt();
+  const play = await pingPongTable(node, { ping: readFileSync(built.get('ping')!), pong: readFileSync(built.get('pong')!) });
+  process.on('message', (command: NodeCommand) => {
+    void (async () => {
+      try {
+        if (command.op === 'play') {
+          const rate = await play();
+          // What is still queued is exported now, so it does not run during the next server's games.
+          await node.server.tracing.flush();
+          send({ rate });
+        } else {
+          await node.server.tracing.flush();
+          const dropped = node.server.tracing.droppedSpans();
+          await node.stop();
+          send({ dropped });
+          process.disconnect();
+        }
+      } catch (error) {
+        send({ error: String(error) });
+      }
+    })();
+  });
+  send({ ready: true });
+}
+
+async function messageRows(): Promise<Row[]> {
+  await ensureExamplesBuilt();
+  const collector = await startCollector();
+  const nodes: NodeProcess[] = [];
+  try {
+    for (let copy = 0; copy < PROCESSES; copy++) for (const index of SETTINGS.keys()) nodes.push(await startNodeProcess(index, collector));
+    // Warm-up: compiled modules, JIT, first exports.
+    for (const node of nodes) await node.play();
+    const rates = SETTINGS.map((): number[] => []);
+    for (let turn = 0; turn < GAME_SETS * SETTINGS.length; turn++) {
+      const n = TURNS[turn % TURNS.length]!;
+      const setting = rates[n]!;
+      // The setting's processes take its turns in rotation.
+      setting.push(await nodes[(setting.length % PROCESSES) * SETTINGS.length + n]!.play());
+    }
+    if (process.env.DEBUG_RATES) process.stderr.write(JSON.stringify(rates.map((r) => Array.from({ length: PROCESSES }, (_, c) => Math.round(summarise(r.filter((_, i) => i % PROCESSES === c)).median / 100) / 10))) + '\n');
+    let dropped = 0;
+    for (const node of nodes.splice(0)) dropped += await node.stop();
+    const [off, full, sampled] = rates.map((r) => summarise(r).median) as [number, number, number];
+    const slower = (m: number, o: number) => o / m;
+    const label = `agent messages, ${PAIRS} ping/pong pairs × ${ROUNDS} rounds, ${PROCESSES} processes each`;
+    return [
+      { name: `${label}, tracing off`, unit: 'msg/s', median: off },
+      overheadRow(`${label}, tracing 1.0 → OTLP`, 'msg/s', full, Math.min(...rates[1]!), off, BUDGET.full, slower),
+      overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, Math.min(...rates[2]!), off, BUDGET.sampled, slower),
+      ...SETTINGS.map((setting, n) => processSpread(setting, rates[n]!)),
+      ...(await spanRows(collector, dropped)),
+    ];
+  } finally {
+    for (const node of nodes) node.kill();
+    await collector.close();
+  }
+}
+
+/**
+ * How far apart a setting's processes ran: the slowest and the fastest
+ * process's median rate, and their gap as a share of the setting's median.
+ * Set `i` of a setting was played by its process `i % PROCESSES`.
+ */
+function processSpread(setting: Setting, rates: readonly number[]): Row {
+  const medians = Array.from({ length: PROCESSES }, (_, copy) => summarise(rates.filter((_, i) => i % PROCESSES === copy)).median);
+  const [slowest, fastest] = [Math.min(...medians), Math.max(...medians)];
+  const k = (rate: number): string => `${(rate / 1000).toFixed(1)}k`;
+  return {
+    name: `  ${setting.name}: its ${PROCESSES} processes' medians ${k(slowest)}–${k(fastest)} msg/s, gap`,
+    unit: '%',
+    median: (100 * (fastest - slowest)) / summarise(rates).median,
+  };
+}
+
+/** What the collector received against what the servers dropped: a dropped span shows. */
+async function spanRows(collector: Collector, dropped: number): Promise<Row[]> {
+  const { spans, exports } = await collector.stats();
   return [
-    { name: `${label}, tracing off`, unit: 'msg/s', median: off },
-    overheadRow(`${label}, tracing 1.0 → OTLP`, 'msg/s', full, Math.min(...rates[1]!), off, BUDGET.full, slower),
-    overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, Math.min(...rates[2]!), off, BUDGET.sampled, slower),
+    { name: `  spans received by the OTLP collector (${exports} exports)`, unit: 'spans', median: spans, ok: spans > 0 },
+    { name: '  spans dropped by the servers (export queue full)', unit: 'spans', median: dropped, target: '0', ok: dropped === 0 },
   ];
 }
 
+/** The three servers in this process, for the `Health` figure: its calls alternate call by call. */
 async function withNodes(run: (nodes: readonly Node[]) => Promise<Row[]>): Promise<Row[]> {
   const collector = await startCollector();
   const nodes: Node[] = [];
   try {
-    for (const setting of SETTINGS) nodes.push(await startNode(setting, collector));
+    for (const setting of SETTINGS) nodes.push(await startNode(setting, collector.url));
     const rows = await run(nodes);
     for (const node of nodes) await node.server.tracing.flush();
-    const { spans, exports } = await collector.stats();
     const dropped = nodes.reduce((sum, node) => sum + node.server.tracing.droppedSpans(), 0);
-    rows.push({ name: `  spans received by the OTLP collector (${exports} exports)`, unit: 'spans', median: spans, ok: spans > 0 });
-    rows.push({ name: '  spans dropped by the servers (export queue full)', unit: 'spans', median: dropped, target: '0', ok: dropped === 0 });
-    return rows;
+    return [...rows, ...(await spanRows(collector, dropped))];
   } finally {
     for (const node of nodes) await node.stop();
     await collector.close();
@@ -288,14 +429,18 @@ async function withNodes(run: (nodes: readonly Node[]) => Promise<Row[]>): Promi
 }
 
 export const observabilityHealth = (): Promise<Row[]> => withNodes((nodes) => healthRows(nodes));
-export const observabilityMessages = (): Promise<Row[]> => withNodes((nodes) => messageRows(nodes));
+export const observabilityMessages = (): Promise<Row[]> => messageRows();
 
 export const OBSERVABILITY_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> = [
   ['observability-health', observabilityHealth],
   ['observability-messages', observabilityMessages],
 ];
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+const nodeEnv = process.env[NODE_PROCESS_ENV];
+if (nodeEnv !== undefined && process.send !== undefined) {
+  const { index, collector } = JSON.parse(nodeEnv) as { index: number; collector: string };
+  await serveNode(index, collector);
+} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const wanted = new Set(process.argv.slice(2));
   const rows: Row[] = [];
   for (const [name, run] of OBSERVABILITY_BENCHMARKS) {
