@@ -50,10 +50,10 @@ const ROUNDS = 1_000;
 /** The part of a game set whose rate counts: all games are still playing then (the fastest game of a set is never twice as fast as the slowest). */
 const WINDOW = { from: 0.1, to: 0.5 } as const;
 /**
- * Game sets per server setting; the median rate counts. The rate of one set scatters
- * widely on the reference VM (26,000–48,000 msg/s for the same server within
- * one run), so the median needs this many to settle. Even, for TURNS, and a
- * multiple of PROCESSES.
+ * Counted game sets per server setting; the median rate counts. The rate of
+ * one set scatters widely on the reference VM (26,000–48,000 msg/s for the
+ * same server within one run), so the median needs this many to settle. Even,
+ * for TURNS, and a multiple of PROCESSES.
  */
 const GAME_SETS = 24;
 /**
@@ -63,10 +63,10 @@ const GAME_SETS = 24;
  */
 const TURNS = [0, 1, 2, 0, 2, 1] as const;
 /**
- * Processes per server setting, taking that setting's turns in rotation. A
- * process's rate stays high or low through all its sets by up to 10% on the
- * reference VM (where its code and data happened to land): one process per
- * setting would measure that luck as much as tracing.
+ * Processes per server setting, taking that setting's turns in rotation.
+ * The same code runs steadily faster in one process than in another, by up
+ * to 24% on the reference VM (partly where its agents' WebAssembly tiers
+ * up): one process per setting would measure that luck as much as tracing.
  */
 const PROCESSES = 4;
 const GAME_TIMEOUT_MS = 60_000;
@@ -320,7 +320,8 @@ async function startNodeProcess(index: number, collector: Collector): Promise<No
     },
     async stop() {
       const reply = await ask({ op: 'stop' });
-      return 'dropped' in reply ? reply.dropped : 0;
+      if (!('dropped' in reply)) throw new Error(`${setting.name}: unexpected answer to stop`);
+      return reply.dropped;
     },
     kill: () => child.kill(),
   };
@@ -361,7 +362,7 @@ async function messageRows(): Promise<Row[]> {
   const nodes: NodeProcess[] = [];
   try {
     for (let copy = 0; copy < PROCESSES; copy++) for (const index of SETTINGS.keys()) nodes.push(await startNodeProcess(index, collector));
-    // Warm-up: compiled modules, JIT, first exports.
+    // Warm-up of a fresh process (compiled modules, JIT, first exports): more than a turn's uncounted set gives.
     for (const node of nodes) await node.play();
     const rates = SETTINGS.map((): number[] => []);
     for (let turn = 0; turn < GAME_SETS * SETTINGS.length; turn++) {
@@ -374,9 +375,8 @@ async function messageRows(): Promise<Row[]> {
       await node.play();
       setting.push(await node.play());
     }
-    if (process.env.DEBUG_RATES) process.stderr.write(JSON.stringify(rates.map((r) => Array.from({ length: PROCESSES }, (_, c) => Math.round(summarise(r.filter((_, i) => i % PROCESSES === c)).median / 100) / 10))) + '\n');
     let dropped = 0;
-    for (const node of nodes.splice(0)) dropped += await node.stop();
+    for (const node of nodes) dropped += await node.stop();
     const [off, full, sampled] = rates.map((r) => summarise(r).median) as [number, number, number];
     const slower = (m: number, o: number) => o / m;
     const label = `agent messages, ${PAIRS} ping/pong pairs × ${ROUNDS} rounds, ${PROCESSES} processes each`;
@@ -388,6 +388,7 @@ async function messageRows(): Promise<Row[]> {
       ...(await spanRows(collector, dropped)),
     ];
   } finally {
+    // Those that stopped have exited already; the rest (after a failure) are ended here.
     for (const node of nodes) node.kill();
     await collector.close();
   }
