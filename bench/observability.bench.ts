@@ -1,30 +1,33 @@
 /**
- * What tracing costs (issue 5), measured in one run against three servers
- * built as `svc start` builds them (startServer + startListeners): tracing
- * off, tracing at `trace_sample_rate` 1.0 and at 0.1, both exporting over
+ * What tracing costs (issue 5), measured in one run against servers built
+ * as `svc start` builds them (startServer + startListeners): tracing off,
+ * tracing at `trace_sample_rate` 1.0 and at 0.1, both exporting over
  * OTLP/HTTP to a local collector.
  * - gRPC `Health` p50, one call in flight, the three servers called in turn
  *   call by call so all see the same machine: ≤ 1.15× off at 1.0, ≤ 1.05× at 0.1;
  * - message throughput: ping/pong games between agents (each game started by
  *   a client's `SendMessage`, so each is one trace with a `svc.messages.send`
  *   and a `svc.agent.execute` span per hop): at most 15% slower than off at
- *   1.0, 5% at 0.1. Each of the three servers runs in a process of its own,
- *   as `svc start` runs one, so none shares a heap, a garbage collector or
- *   compiled code with another. They take turns game set by game set, in an
- *   order where each server follows each other one equally often (a server
- *   that mostly followed the same one would inherit its leftovers: its
- *   collector's backlog, a machine state). A turn is two sets, and only the
- *   second counts: the first warms the process up again after it idled
- *   through the others' turns. The rate is the messages
- *   delivered per second while every game of the set is playing (from 10%
- *   to 50% of the set's duration), not the set's total time: that would be
- *   the time of its slowest game, and at 0.1 the sampled games, one in ten,
- *   would set it for all.
+ *   1.0, 5% at 0.1.
+ *
+ * The throughput servers run in processes of their own, two for each
+ * setting, and play without pause: a pair whose game ends starts the next.
+ * The benchmark time-slices them. Only one process runs at a time (the
+ * others are stopped with SIGSTOP); each gets 50 ms turns, in a shuffled
+ * order, and measures the messages its agents are handed within its turn.
+ * The reference VM's speed wanders by ±25% from one half-second to the
+ * next (a fixed CPU loop shows it), so servers that took turns of a second
+ * or more saw different machines; in 50 ms turns they all see the same one.
+ * A setting's rate pools its two processes. The two tracing-off processes
+ * measured against each other give the benchmark's resolution, printed in
+ * its own row. The CPU time a message costs (all threads of the process)
+ * is printed too: it is steadier than the rate, and says what tracing costs
+ * where the machine is busy.
+ *
  * The collector is a separate process at the lowest CPU priority that counts
  * the spans it receives and answers at once, so the figures include
  * exporting but not a collector competing for the server's cores. The spans
- * it received are reported against the spans the games made, so dropped
- * spans show.
+ * it received are reported against the spans the servers dropped.
  * Shaped for bench/run.ts (`OBSERVABILITY_BENCHMARKS`); also runs alone:
  * `node --import tsx bench/observability.bench.ts`.
  */
@@ -39,37 +42,25 @@ import { createGrpcClient, type GrpcClient } from '../src/api/grpc/grpc-client.j
 import { loadConfig } from '../src/config/load.js';
 import { startListeners, type Listeners } from '../src/listeners.js';
 import { startServer, type Server } from '../src/server.js';
+import type { AgentRuntime } from '../src/agents/agent-runtime.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { renderTable, summarise, type Row } from './harness.js';
 
 const HEALTH_WARMUP = 2_000;
 const HEALTH_SAMPLES = 10_000;
-/** Pairs playing at once (the dispatcher batches across agents) and the rounds of each game. */
+/** Pairs playing at once in each server (the dispatcher batches across agents) and the rounds of each game. */
 const PAIRS = 20;
 const ROUNDS = 1_000;
-/** The part of a game set whose rate counts: all games are still playing then (the fastest game of a set is never twice as fast as the slowest). */
-const WINDOW = { from: 0.1, to: 0.5 } as const;
-/**
- * Counted game sets per server setting; the median rate counts. The rate of
- * one set scatters widely on the reference VM (26,000–48,000 msg/s for the
- * same server within one run), so the median needs this many to settle. Even,
- * for TURNS, and a multiple of PROCESSES.
- */
-const GAME_SETS = 24;
-/**
- * The order of the servers' turns, repeated: it crosses each ordered pair of
- * different servers once (0→1, 1→2, 2→0, 0→2, 2→1, and 1→0 into the next
- * round), so each server follows each other one equally often.
- */
-const TURNS = [0, 1, 2, 0, 2, 1] as const;
-/**
- * Processes per server setting, taking that setting's turns in rotation.
- * The same code runs steadily faster in one process than in another, by up
- * to 24% on the reference VM (partly where its agents' WebAssembly tiers
- * up): one process per setting would measure that luck as much as tracing.
- */
-const PROCESSES = 4;
-const GAME_TIMEOUT_MS = 60_000;
+/** Processes per setting: a setting's rate pools them, and the tracing-off ones measure the benchmark's resolution. */
+const PROCESSES = 2;
+/** A process's turn: it runs alone for this long. */
+const TURN_MS = 50;
+/** Running time of each process before its turns count (compiling, tier-up of the agents' WebAssembly, first exports). */
+const WARMUP_S = 8;
+/** Running time of each process whose turns count. */
+const COUNTED_S = 20;
+/** How long a stopping server may take to finish the games in play. */
+const STOP_TIMEOUT_MS = 60_000;
 /** The issue's budgets: what tracing may add at each rate. */
 const BUDGET = { full: 1.15, sampled: 1.05 } as const;
 
@@ -198,14 +189,6 @@ async function timed(call: () => Promise<unknown>): Promise<number> {
   return Number(process.hrtime.bigint() - start) / 1000;
 }
 
-async function until(done: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + GAME_TIMEOUT_MS;
-  while (!done()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
-
 function overheadRow(name: string, unit: string, measured: number, p99: number | undefined, off: number, budget: number, slower: (m: number, o: number) => number): Row {
   const ratio = slower(measured, off);
   return {
@@ -234,46 +217,70 @@ async function healthRows(nodes: readonly Node[]): Promise<Row[]> {
   ];
 }
 
-/** Deploys the pairs; answers a function that plays one game set and resolves with its rate (messages/s). */
-async function pingPongTable(node: Node, wasm: { ping: Buffer; pong: Buffer }): Promise<() => Promise<number>> {
-  const pings: string[] = [];
-  const pongs: string[] = [];
-  for (let i = 0; i < PAIRS; i++) {
-    pongs.push((await node.client.deploy({ name: `pong-${i}`, wasm_module: wasm.pong })).agent_id);
-    pings.push((await node.client.deploy({ name: `ping-${i}`, wasm_module: wasm.ping })).agent_id);
-  }
+/**
+ * Deploys the pairs and keeps them playing: a game is started by a
+ * client's message, and a pair whose game has ended (its ping handed the
+ * start and every pong, its pong every ping, and nothing executing) starts
+ * the next at once, so as many games play at every moment. Answers a
+ * function that stops starting games and resolves when those in play end.
+ */
+async function playWithoutPause(node: Node, wasm: { ping: Buffer; pong: Buffer }): Promise<() => Promise<void>> {
   const host = node.server.host()!;
+  const pairs: { ping: AgentRuntime; pong: AgentRuntime; pingSeen: number; pongSeen: number; playing: boolean }[] = [];
+  for (let i = 0; i < PAIRS; i++) {
+    const pong = (await node.client.deploy({ name: `pong-${i}`, wasm_module: wasm.pong })).agent_id;
+    const ping = (await node.client.deploy({ name: `ping-${i}`, wasm_module: wasm.ping })).agent_id;
+    pairs.push({ ping: host.get(ping)!, pong: host.get(pong)!, pingSeen: 0, pongSeen: 0, playing: false });
+  }
+  let starting = true;
+  let failure: unknown;
+  const start = (pair: (typeof pairs)[number]): void => {
+    pair.pingSeen = pair.ping.messagesReceived;
+    pair.pongSeen = pair.pong.messagesReceived;
+    pair.playing = true;
+    node.client.send({ receiver: pair.ping.id, message_type: 'request', content: `start:${pair.pong.id}:${ROUNDS}` }).catch((error: unknown) => (failure ??= error));
+  };
+  const ended = (pair: (typeof pairs)[number]): boolean =>
+    pair.ping.messagesReceived - pair.pingSeen === ROUNDS + 1 && pair.pong.messagesReceived - pair.pongSeen === ROUNDS && pair.ping.inFlight === undefined && pair.pong.inFlight === undefined;
+  const referee = setInterval(() => {
+    for (const pair of pairs) {
+      if (!pair.playing || !ended(pair)) continue;
+      pair.playing = false;
+      if (starting) start(pair);
+    }
+  }, 1);
+  for (const pair of pairs) start(pair);
   return async () => {
-    // Each game is the client's start message, then a ping and a pong per round.
-    const messages = PAIRS * (2 * ROUNDS + 1);
-    const expected = host.stats().messagesDelivered + messages;
-    const started = process.hrtime.bigint();
-    const seen: { seconds: number; delivered: number }[] = [];
-    await Promise.all(pings.map((ping, i) => node.client.send({ receiver: ping, message_type: 'request', content: `start:${pongs[i]}:${ROUNDS}` })));
-    await until(() => {
-      const delivered = host.stats().messagesDelivered;
-      seen.push({ seconds: Number(process.hrtime.bigint() - started) / 1e9, delivered });
-      return delivered >= expected;
-    }, `${node.setting.name}: the games to end`);
-    const total = seen[seen.length - 1]!.seconds;
-    const from = seen.find((p) => p.seconds >= WINDOW.from * total)!;
-    const to = seen.findLast((p) => p.seconds <= WINDOW.to * total)!;
-    return (to.delivered - from.delivered) / (to.seconds - from.seconds);
+    starting = false;
+    const deadline = Date.now() + STOP_TIMEOUT_MS;
+    while (pairs.some((pair) => pair.playing) && Date.now() < deadline && failure === undefined) await new Promise((r) => setTimeout(r, 5));
+    clearInterval(referee);
+    if (failure !== undefined) throw failure;
+    if (pairs.some((pair) => pair.playing)) throw new Error(`${node.setting.name}: games still playing ${STOP_TIMEOUT_MS} ms after the last start`);
   };
 }
 
+/** A server's count, taken inside its turn: messages handed to agents so far, its clock (s) and the CPU time of all its threads (µs). */
+interface Count {
+  delivered: number;
+  seconds: number;
+  cpuMicros: number;
+}
+
 /** What the benchmark's process asks of a server's process, and what that answers (over the IPC channel). */
-type NodeCommand = { op: 'play' } | { op: 'stop' };
-type NodeReply = { ready: true } | { rate: number } | { dropped: number } | { error: string };
+type NodeCommand = { op: 'count' } | { op: 'stop' };
+type NodeReply = { ready: true } | { count: Count } | { dropped: number } | { error: string };
 /** Set in a server's process: which setting it runs and where it exports. */
 const NODE_PROCESS_ENV = 'SVC_BENCH_OBSERVABILITY_NODE';
 
-/** A server in a process of its own, with its ping/pong pairs deployed. */
+/** A server in a process of its own, playing without pause while it runs. */
 interface NodeProcess {
-  readonly setting: Setting;
-  /** Plays one game set, then exports what it still holds; resolves with the set's rate (messages/s). */
-  play(): Promise<number>;
-  /** Stops the server and its process; resolves with the spans it dropped. */
+  readonly setting: number;
+  /** Lets it run (SIGCONT) or stops it where it is (SIGSTOP). */
+  resume(): void;
+  pause(): void;
+  count(): Promise<Count>;
+  /** Ends its games, stops the server and its process; resolves with the spans it dropped. */
   stop(): Promise<number>;
   kill(): void;
 }
@@ -305,49 +312,59 @@ async function startNodeProcess(index: number, collector: Collector): Promise<No
     child.send(command);
     return reply;
   };
+  const signal = (name: NodeJS.Signals): void => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(name);
+  };
   try {
     await nextReply(child, `${setting.name}: start`);
   } catch (error) {
     child.kill();
     throw error;
   }
+  signal('SIGSTOP');
   return {
-    setting,
-    async play() {
-      const reply = await ask({ op: 'play' });
-      if (!('rate' in reply)) throw new Error(`${setting.name}: unexpected answer to play`);
-      return reply.rate;
+    setting: index,
+    resume: () => signal('SIGCONT'),
+    pause: () => signal('SIGSTOP'),
+    async count() {
+      const reply = await ask({ op: 'count' });
+      if (!('count' in reply)) throw new Error(`${setting.name}: unexpected answer to count`);
+      return reply.count;
     },
     async stop() {
+      signal('SIGCONT');
       const reply = await ask({ op: 'stop' });
       if (!('dropped' in reply)) throw new Error(`${setting.name}: unexpected answer to stop`);
       return reply.dropped;
     },
-    kill: () => child.kill(),
+    kill() {
+      signal('SIGCONT');
+      signal('SIGTERM');
+    },
   };
 }
 
-/** The server's process: starts the node, deploys the pairs, then plays a set whenever asked. */
+/** The server's process: starts the node, deploys the pairs and plays; answers counts while it runs. */
 async function serveNode(index: number, collectorUrl: string): Promise<void> {
   const send = (reply: NodeReply): void => void process.send!(reply);
   const node = await startNode(SETTINGS[index]!, collectorUrl);
   const built = await ensureExamplesBuilt();
-  const play = await pingPongTable(node, { ping: readFileSync(built.get('ping')!), pong: readFileSync(built.get('pong')!) });
+  const host = node.server.host()!;
+  const endGames = await playWithoutPause(node, { ping: readFileSync(built.get('ping')!), pong: readFileSync(built.get('pong')!) });
   process.on('message', (command: NodeCommand) => {
+    if (command.op === 'count') {
+      const cpu = process.cpuUsage();
+      send({ count: { delivered: host.stats().messagesDelivered, seconds: Number(process.hrtime.bigint()) / 1e9, cpuMicros: cpu.user + cpu.system } });
+      return;
+    }
     void (async () => {
       try {
-        if (command.op === 'play') {
-          const rate = await play();
-          // What is still queued is exported now, so it does not run during the next server's games.
-          await node.server.tracing.flush();
-          send({ rate });
-        } else {
-          await node.server.tracing.flush();
-          const dropped = node.server.tracing.droppedSpans();
-          await node.stop();
-          send({ dropped });
-          process.disconnect();
-        }
+        await endGames();
+        await node.server.tracing.flush();
+        const dropped = node.server.tracing.droppedSpans();
+        await node.stop();
+        send({ dropped });
+        process.disconnect();
       } catch (error) {
         send({ error: String(error) });
       }
@@ -356,58 +373,84 @@ async function serveNode(index: number, collectorUrl: string): Promise<void> {
   send({ ready: true });
 }
 
+/** A permutation of 0..n-1 from a seeded generator: each process comes first, and after each other, equally often in the long run. */
+function shuffled(n: number, next: () => number): number[] {
+  const order = Array.from({ length: n }, (_, i) => i);
+  for (let i = n - 1; i > 0; i--) {
+    const j = Math.floor(next() * (i + 1));
+    [order[i], order[j]] = [order[j]!, order[i]!];
+  }
+  return order;
+}
+
+/** What one process did in its counted turns. */
+interface Tally {
+  messages: number;
+  seconds: number;
+  cpuMicros: number;
+}
+
+const rateOf = (tallies: readonly Tally[]): number => tallies.reduce((sum, t) => sum + t.messages, 0) / tallies.reduce((sum, t) => sum + t.seconds, 0);
+const cpuOf = (tallies: readonly Tally[]): number => tallies.reduce((sum, t) => sum + t.cpuMicros, 0) / tallies.reduce((sum, t) => sum + t.messages, 0);
+
 async function messageRows(): Promise<Row[]> {
   await ensureExamplesBuilt();
   const collector = await startCollector();
-  const nodes: NodeProcess[] = [];
+  const processes: NodeProcess[] = [];
   try {
-    for (let copy = 0; copy < PROCESSES; copy++) for (const index of SETTINGS.keys()) nodes.push(await startNodeProcess(index, collector));
-    // Warm-up of a fresh process (compiled modules, JIT, first exports): more than a turn's uncounted set gives.
-    for (const node of nodes) await node.play();
-    const rates = SETTINGS.map((): number[] => []);
-    for (let turn = 0; turn < GAME_SETS * SETTINGS.length; turn++) {
-      const n = TURNS[turn % TURNS.length]!;
-      const setting = rates[n]!;
-      // The setting's processes take its turns in rotation.
-      const node = nodes[(setting.length % PROCESSES) * SETTINGS.length + n]!;
-      // A process comes to its turn after idling through the others' sets (about 25 s): its first set
-      // after that runs cold, at up to 1.5× the CPU a message, so it is played and not counted.
-      await node.play();
-      setting.push(await node.play());
+    for (let copy = 0; copy < PROCESSES; copy++) for (const index of SETTINGS.keys()) processes.push(await startNodeProcess(index, collector));
+    const running = processes.map(() => 0);
+    const tallies: Tally[] = processes.map(() => ({ messages: 0, seconds: 0, cpuMicros: 0 }));
+    let seed = 0x5eed;
+    const random = (): number => {
+      seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
+      return seed / 2 ** 32;
+    };
+    while (tallies.some((t) => t.seconds < COUNTED_S)) {
+      for (const p of shuffled(processes.length, random)) {
+        const node = processes[p]!;
+        node.resume();
+        try {
+          const before = await node.count();
+          await new Promise((r) => setTimeout(r, TURN_MS));
+          const after = await node.count();
+          const seconds = after.seconds - before.seconds;
+          if (running[p]! >= WARMUP_S) {
+            const tally = tallies[p]!;
+            tally.messages += after.delivered - before.delivered;
+            tally.seconds += seconds;
+            tally.cpuMicros += after.cpuMicros - before.cpuMicros;
+          }
+          running[p]! += seconds;
+        } finally {
+          node.pause();
+        }
+      }
     }
     let dropped = 0;
-    for (const node of nodes) dropped += await node.stop();
-    const [off, full, sampled] = rates.map((r) => summarise(r).median) as [number, number, number];
+    for (const node of processes) dropped += await node.stop();
+    const of = (setting: number): Tally[] => tallies.filter((_, p) => processes[p]!.setting === setting);
+    const [off, full, sampled] = SETTINGS.map((_, n) => rateOf(of(n))) as [number, number, number];
+    const [offCpu, fullCpu, sampledCpu] = SETTINGS.map((_, n) => cpuOf(of(n))) as [number, number, number];
+    const [offFirst, offSecond] = of(0).map((t) => rateOf([t])) as [number, number];
     const slower = (m: number, o: number) => o / m;
-    const label = `agent messages, ${PAIRS} ping/pong pairs × ${ROUNDS} rounds, ${PROCESSES} processes each`;
+    const label = `agent messages, ${PAIRS} ping/pong pairs playing, ${PROCESSES} processes each`;
+    const cpuRow = (setting: Setting, cpu: number): Row => ({ name: `  CPU a message (all threads), ${setting.name}`, unit: 'µs', median: cpu, baseline: { name: 'tracing off', median: offCpu } });
     return [
       { name: `${label}, tracing off`, unit: 'msg/s', median: off },
-      overheadRow(`${label}, tracing 1.0 → OTLP`, 'msg/s', full, Math.min(...rates[1]!), off, BUDGET.full, slower),
-      overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, Math.min(...rates[2]!), off, BUDGET.sampled, slower),
-      ...SETTINGS.map((setting, n) => processSpread(setting, rates[n]!)),
+      overheadRow(`${label}, tracing 1.0 → OTLP`, 'msg/s', full, undefined, off, BUDGET.full, slower),
+      overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, undefined, off, BUDGET.sampled, slower),
+      { name: '  resolution: the two tracing-off processes, one against the other', unit: 'msg/s', median: offSecond, baseline: { name: 'first', median: offFirst } },
+      { name: `  CPU a message (all threads), ${SETTINGS[0]!.name}`, unit: 'µs', median: offCpu },
+      cpuRow(SETTINGS[1]!, fullCpu),
+      cpuRow(SETTINGS[2]!, sampledCpu),
       ...(await spanRows(collector, dropped)),
     ];
   } finally {
     // Those that stopped have exited already; the rest (after a failure) are ended here.
-    for (const node of nodes) node.kill();
+    for (const node of processes) node.kill();
     await collector.close();
   }
-}
-
-/**
- * How far apart a setting's processes ran: the slowest and the fastest
- * process's median rate, and their gap as a share of the setting's median.
- * Set `i` of a setting was played by its process `i % PROCESSES`.
- */
-function processSpread(setting: Setting, rates: readonly number[]): Row {
-  const medians = Array.from({ length: PROCESSES }, (_, copy) => summarise(rates.filter((_, i) => i % PROCESSES === copy)).median);
-  const [slowest, fastest] = [Math.min(...medians), Math.max(...medians)];
-  const k = (rate: number): string => `${(rate / 1000).toFixed(1)}k`;
-  return {
-    name: `  ${setting.name}: its ${PROCESSES} processes' medians ${k(slowest)}–${k(fastest)} msg/s, gap`,
-    unit: '%',
-    median: (100 * (fastest - slowest)) / summarise(rates).median,
-  };
 }
 
 /** What the collector received against what the servers dropped: a dropped span shows. */
