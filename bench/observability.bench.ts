@@ -12,6 +12,8 @@
  *
  * The throughput servers run in processes of their own, two for each
  * setting, and play without pause: a pair whose game ends starts the next.
+ * Those processes run the server compiled, by plain `node`, as `npm start`
+ * does (observability-node.ts says why); the `Health` servers run here.
  * The benchmark time-slices them. Only one process runs at a time (the
  * others are stopped with SIGSTOP); each gets 50 ms turns, in a shuffled
  * order, and measures the messages its agents are handed within its turn.
@@ -31,26 +33,18 @@
  * Shaped for bench/run.ts (`OBSERVABILITY_BENCHMARKS`); also runs alone:
  * `node --import tsx bench/observability.bench.ts`.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, fork, spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { constants, setPriority, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { constants, setPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
 import { ensureExamplesBuilt } from '../scripts/build-examples.js';
-import { createGrpcClient, type GrpcClient } from '../src/api/grpc/grpc-client.js';
-import { loadConfig } from '../src/config/load.js';
-import { startListeners, type Listeners } from '../src/listeners.js';
-import { startServer, type Server } from '../src/server.js';
-import type { AgentRuntime } from '../src/agents/agent-runtime.js';
-import { createLogger } from '../src/telemetry/logger.js';
 import { renderTable, summarise, type Row } from './harness.js';
+import { NODE_PROCESS_ENV, PAIRS, SETTINGS, startNode, type Count, type Node, type NodeCommand, type NodeProcessInit, type NodeReply } from './observability-node.js';
 
 const HEALTH_WARMUP = 2_000;
 const HEALTH_SAMPLES = 10_000;
-/** Pairs playing at once in each server (the dispatcher batches across agents) and the rounds of each game. */
-const PAIRS = 20;
-const ROUNDS = 1_000;
 /** Processes per setting: a setting's rate pools them, and the tracing-off ones measure the benchmark's resolution. */
 const PROCESSES = 2;
 /** A process's turn: it runs alone for this long. */
@@ -59,8 +53,6 @@ const TURN_MS = 50;
 const WARMUP_S = 8;
 /** Running time of each process whose turns count. */
 const COUNTED_S = 20;
-/** How long a stopping server may take to finish the games in play. */
-const STOP_TIMEOUT_MS = 60_000;
 /** The issue's budgets: what tracing may add at each rate. */
 const BUDGET = { full: 1.15, sampled: 1.05 } as const;
 
@@ -128,61 +120,6 @@ async function startCollector(): Promise<Collector> {
   };
 }
 
-interface Setting {
-  name: string;
-  tracing: boolean;
-  rate: number;
-}
-
-const SETTINGS: readonly Setting[] = [
-  { name: 'tracing off', tracing: false, rate: 0 },
-  { name: 'tracing 1.0 → OTLP', tracing: true, rate: 1 },
-  { name: 'tracing 0.1 → OTLP', tracing: true, rate: 0.1 },
-];
-
-interface Node {
-  readonly setting: Setting;
-  readonly server: Server;
-  readonly client: GrpcClient;
-  stop(): Promise<void>;
-}
-
-async function startNode(setting: Setting, collectorUrl: string): Promise<Node> {
-  const dir = mkdtempSync(join(tmpdir(), 'svc-bench-observability-'));
-  const flags = {
-    'storage.data_dir': dir,
-    'server.http_addr': '127.0.0.1:0',
-    'server.grpc_addr': '127.0.0.1:0',
-    'server.metrics_addr': '127.0.0.1:0',
-    'runtime.executor_workers': 1,
-    'observability.enable_tracing': setting.tracing,
-    'observability.trace_sample_rate': setting.rate,
-    'observability.otlp_endpoint': setting.tracing ? collectorUrl : '',
-  };
-  const config = loadConfig({ argv: Object.entries(flags).map(([key, value]) => `--${key}=${value}`), env: {}, cwd: dir });
-  const log = createLogger({ level: 'fatal', enabled: false });
-  const server = await startServer(config, log, { cwd: dir });
-  let listeners: Listeners;
-  try {
-    listeners = await startListeners(server, config, log);
-  } catch (error) {
-    await server.stop();
-    throw error;
-  }
-  const client = createGrpcClient(listeners.addresses.grpc);
-  return {
-    setting,
-    server,
-    client,
-    async stop() {
-      client.close();
-      await listeners.stop();
-      await server.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 async function timed(call: () => Promise<unknown>): Promise<number> {
   const start = process.hrtime.bigint();
   await call();
@@ -217,61 +154,6 @@ async function healthRows(nodes: readonly Node[]): Promise<Row[]> {
   ];
 }
 
-/**
- * Deploys the pairs and keeps them playing: a game is started by a
- * client's message, and a pair whose game has ended (its ping handed the
- * start and every pong, its pong every ping, and nothing executing) starts
- * the next at once, so as many games play at every moment. Answers a
- * function that stops starting games and resolves when those in play end.
- */
-async function playWithoutPause(node: Node, wasm: { ping: Buffer; pong: Buffer }): Promise<() => Promise<void>> {
-  const host = node.server.host()!;
-  const pairs: { ping: AgentRuntime; pong: AgentRuntime; pingSeen: number; pongSeen: number; playing: boolean }[] = [];
-  for (let i = 0; i < PAIRS; i++) {
-    const pong = (await node.client.deploy({ name: `pong-${i}`, wasm_module: wasm.pong })).agent_id;
-    const ping = (await node.client.deploy({ name: `ping-${i}`, wasm_module: wasm.ping })).agent_id;
-    pairs.push({ ping: host.get(ping)!, pong: host.get(pong)!, pingSeen: 0, pongSeen: 0, playing: false });
-  }
-  let starting = true;
-  let failure: unknown;
-  const start = (pair: (typeof pairs)[number]): void => {
-    pair.pingSeen = pair.ping.messagesReceived;
-    pair.pongSeen = pair.pong.messagesReceived;
-    pair.playing = true;
-    node.client.send({ receiver: pair.ping.id, message_type: 'request', content: `start:${pair.pong.id}:${ROUNDS}` }).catch((error: unknown) => (failure ??= error));
-  };
-  const ended = (pair: (typeof pairs)[number]): boolean =>
-    pair.ping.messagesReceived - pair.pingSeen === ROUNDS + 1 && pair.pong.messagesReceived - pair.pongSeen === ROUNDS && pair.ping.inFlight === undefined && pair.pong.inFlight === undefined;
-  const referee = setInterval(() => {
-    for (const pair of pairs) {
-      if (!pair.playing || !ended(pair)) continue;
-      pair.playing = false;
-      if (starting) start(pair);
-    }
-  }, 1);
-  for (const pair of pairs) start(pair);
-  return async () => {
-    starting = false;
-    const deadline = Date.now() + STOP_TIMEOUT_MS;
-    while (pairs.some((pair) => pair.playing) && Date.now() < deadline && failure === undefined) await new Promise((r) => setTimeout(r, 5));
-    clearInterval(referee);
-    if (failure !== undefined) throw failure;
-    if (pairs.some((pair) => pair.playing)) throw new Error(`${node.setting.name}: games still playing ${STOP_TIMEOUT_MS} ms after the last start`);
-  };
-}
-
-/** A server's count, taken inside its turn: messages handed to agents so far, its clock (s) and the CPU time of all its threads (µs). */
-interface Count {
-  delivered: number;
-  seconds: number;
-  cpuMicros: number;
-}
-
-/** What the benchmark's process asks of a server's process, and what that answers (over the IPC channel). */
-type NodeCommand = { op: 'count' } | { op: 'stop' };
-type NodeReply = { ready: true } | { count: Count } | { dropped: number } | { error: string };
-/** Set in a server's process: which setting it runs and where it exports. */
-const NODE_PROCESS_ENV = 'SVC_BENCH_OBSERVABILITY_NODE';
 
 /** A server in a process of its own, playing without pause while it runs. */
 interface NodeProcess {
@@ -301,10 +183,24 @@ function nextReply(child: ChildProcess, what: string): Promise<NodeReply> {
   });
 }
 
-async function startNodeProcess(index: number, collector: Collector): Promise<NodeProcess> {
-  const setting = SETTINGS[index]!;
-  const child = fork(fileURLToPath(import.meta.url), [], {
-    env: { ...process.env, [NODE_PROCESS_ENV]: JSON.stringify({ index, collector: collector.url }) },
+/**
+ * Compiles the server's process (observability-node.ts, with the server's
+ * sources) into `dist/` and answers the file to run: plain JavaScript, as
+ * `npm start` runs.
+ */
+async function compiledNodeModule(): Promise<string> {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  await promisify(execFile)(process.execPath, [tsc, '-p', 'tsconfig.bench.json'], { cwd: root });
+  return fileURLToPath(new URL('../dist/bench/observability-node.js', import.meta.url));
+}
+
+async function startNodeProcess(module: string, init: NodeProcessInit): Promise<NodeProcess> {
+  const setting = SETTINGS[init.index]!;
+  // No `--import tsx` (this process's execArgv): the compiled server runs as it ships.
+  const child = fork(module, [], {
+    execArgv: [],
+    env: { ...process.env, [NODE_PROCESS_ENV]: JSON.stringify(init) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const ask = async (command: NodeCommand): Promise<NodeReply> => {
@@ -323,7 +219,7 @@ async function startNodeProcess(index: number, collector: Collector): Promise<No
   }
   signal('SIGSTOP');
   return {
-    setting: index,
+    setting: init.index,
     resume: () => signal('SIGCONT'),
     pause: () => signal('SIGSTOP'),
     async count() {
@@ -345,34 +241,6 @@ async function startNodeProcess(index: number, collector: Collector): Promise<No
 }
 
 /** The server's process: starts the node, deploys the pairs and plays; answers counts while it runs. */
-async function serveNode(index: number, collectorUrl: string): Promise<void> {
-  const send = (reply: NodeReply): void => void process.send!(reply);
-  const node = await startNode(SETTINGS[index]!, collectorUrl);
-  const built = await ensureExamplesBuilt();
-  const host = node.server.host()!;
-  const endGames = await playWithoutPause(node, { ping: readFileSync(built.get('ping')!), pong: readFileSync(built.get('pong')!) });
-  process.on('message', (command: NodeCommand) => {
-    if (command.op === 'count') {
-      const cpu = process.cpuUsage();
-      send({ count: { delivered: host.stats().messagesDelivered, seconds: Number(process.hrtime.bigint()) / 1e9, cpuMicros: cpu.user + cpu.system } });
-      return;
-    }
-    void (async () => {
-      try {
-        await endGames();
-        await node.server.tracing.flush();
-        const dropped = node.server.tracing.droppedSpans();
-        await node.stop();
-        send({ dropped });
-        process.disconnect();
-      } catch (error) {
-        send({ error: String(error) });
-      }
-    })();
-  });
-  send({ ready: true });
-}
-
 /** A permutation of 0..n-1 from a seeded generator: each process comes first, and after each other, equally often in the long run. */
 function shuffled(n: number, next: () => number): number[] {
   const order = Array.from({ length: n }, (_, i) => i);
@@ -394,11 +262,14 @@ const rateOf = (tallies: readonly Tally[]): number => tallies.reduce((sum, t) =>
 const cpuOf = (tallies: readonly Tally[]): number => tallies.reduce((sum, t) => sum + t.cpuMicros, 0) / tallies.reduce((sum, t) => sum + t.messages, 0);
 
 async function messageRows(): Promise<Row[]> {
-  await ensureExamplesBuilt();
+  const built = await ensureExamplesBuilt();
+  const module = await compiledNodeModule();
   const collector = await startCollector();
   const processes: NodeProcess[] = [];
   try {
-    for (let copy = 0; copy < PROCESSES; copy++) for (const index of SETTINGS.keys()) processes.push(await startNodeProcess(index, collector));
+    for (let copy = 0; copy < PROCESSES; copy++) {
+      for (const index of SETTINGS.keys()) processes.push(await startNodeProcess(module, { index, collector: collector.url, ping: built.get('ping')!, pong: built.get('pong')! }));
+    }
     const running = processes.map(() => 0);
     const tallies: Tally[] = processes.map(() => ({ messages: 0, seconds: 0, cpuMicros: 0 }));
     let seed = 0x5eed;
@@ -491,11 +362,7 @@ export const OBSERVABILITY_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[
   ['observability-messages', observabilityMessages],
 ];
 
-const nodeEnv = process.env[NODE_PROCESS_ENV];
-if (nodeEnv !== undefined && process.send !== undefined) {
-  const { index, collector } = JSON.parse(nodeEnv) as { index: number; collector: string };
-  await serveNode(index, collector);
-} else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const wanted = new Set(process.argv.slice(2));
   const rows: Row[] = [];
   for (const [name, run] of OBSERVABILITY_BENCHMARKS) {
