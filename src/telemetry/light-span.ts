@@ -28,6 +28,7 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
+import { writeMessagePathSpan } from './message-span-record.js';
 import type { ProtoWriter } from './proto-writer.js';
 import { hrTimeToMs, writeSpan, type RecordedEvent, type SpanHead } from './span-record.js';
 import { newSpanId } from './trace-ids.js';
@@ -232,6 +233,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
   }
 
   writeTo(chunk: ProtoWriter): void {
+    if (this.events === undefined && this.links === undefined && writeMessagePathSpan(chunk, this, this.attributes)) return;
     writeSpan(chunk, this, this.attributes, this.events, this.links);
   }
 }

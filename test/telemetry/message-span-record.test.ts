@@ -1,0 +1,135 @@
+/**
+ * The message path's one-pass span writer writes exactly the bytes of the
+ * general writer (`writeSpan`, itself checked against OpenTelemetry's
+ * serializer in otlp-span-encoding.test.ts), and declines, writing nothing,
+ * every span of another shape.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { SpanKind, SpanStatusCode, TraceFlags, type AttributeValue } from '@opentelemetry/api';
+import { resources } from '@opentelemetry/sdk-node';
+import { LightSpan, type SpanChunkSink } from '../../src/telemetry/light-span.js';
+import { writeMessagePathSpan } from '../../src/telemetry/message-span-record.js';
+import { ProtoWriter } from '../../src/telemetry/proto-writer.js';
+import { readSpans } from '../../src/telemetry/span-record-reader.js';
+import { writeSpan, type SpanHead } from '../../src/telemetry/span-record.js';
+
+const UUID = '0193a6f2-7c1e-7d3a-9b4e-2f6c8d1e5a70';
+
+function head(overrides: Partial<SpanHead> = {}): SpanHead {
+  return {
+    name: 'svc.messages.send',
+    kind: SpanKind.PRODUCER,
+    traceId: '0af7651916cd43dd8448eb211c80319c',
+    spanId: 'b7ad6b7169203331',
+    traceFlags: TraceFlags.SAMPLED,
+    traceState: '',
+    parentSpanId: '00f067aa0ba902b7',
+    parentIsRemote: false,
+    startTime: 1_763_700_000_123 + 0.456789,
+    endTime: 1_763_700_000_125 + 0.000001,
+    statusCode: SpanStatusCode.UNSET,
+    statusMessage: '',
+    ...overrides,
+  };
+}
+
+const SEND: AttributeValue[] = [
+  'svc.message.id', UUID,
+  'svc.message.type', 'inform',
+  'svc.message.sender', UUID.replace('0193', 'aaaa'),
+  'svc.message.receiver', UUID.replace('0193', 'bbbb'),
+  'svc.conversation.id', UUID.replace('0193', 'cccc'),
+];
+
+const EXECUTE: AttributeValue[] = [
+  'svc.agent.id', UUID,
+  'svc.message.id', UUID,
+  'svc.message.type', 'request',
+  'svc.execution.status', 'success',
+  'svc.execution.fuel_used', 0,
+];
+
+function generalBytes(span: SpanHead, attributes: AttributeValue[]): Buffer {
+  const w = new ProtoWriter(64);
+  writeSpan(w, span, attributes);
+  return Buffer.from(w.bytes.subarray(0, w.pos));
+}
+
+/** The fast writer's bytes, after some bytes already in the chunk; undefined when it declined (and then nothing moved). */
+function fastBytes(span: SpanHead, attributes: AttributeValue[]): Buffer | undefined {
+  const w = new ProtoWriter(16);
+  w.stringField(1, 'before');
+  const before = w.pos;
+  if (!writeMessagePathSpan(w, span, attributes)) {
+    assert.equal(w.pos, before, 'a declined span leaves the chunk as it was');
+    return undefined;
+  }
+  return Buffer.from(w.bytes.subarray(before, w.pos));
+}
+
+test('writes the bytes of the general writer for the message path spans', () => {
+  const cases: Array<[string, SpanHead, AttributeValue[]]> = [
+    ['send', head(), SEND],
+    ['execute', head({ name: 'svc.agent.execute', kind: SpanKind.CONSUMER }), EXECUTE],
+    ['large fuel', head(), [...EXECUTE.slice(0, -1), Number.MAX_SAFE_INTEGER]],
+    ['fuel of one byte and two', head(), [...SEND, 'a', 127, 'b', 128, 'c', 300]],
+    ['unsampled flags and a remote parent', head({ traceFlags: TraceFlags.NONE, parentIsRemote: true }), SEND],
+    ['a pair of 127 bytes', head(), ['k', 'v'.repeat(127 - 7)]],
+    ['whole milliseconds and a time at the epoch', head({ startTime: 0, endTime: 1_763_700_000_000 }), SEND],
+    ['a time just under the next second', head({ startTime: 1_763_700_000_999 + 0.9999999, endTime: 1_763_700_001_000 }), SEND],
+    ['empty strings', head(), [...SEND, '', '', 'x', '']],
+  ];
+  for (const [name, span, attributes] of cases) {
+    const fast = fastBytes(span, attributes);
+    assert.ok(fast !== undefined, `${name}: written`);
+    assert.deepEqual(fast, generalBytes(span, attributes), name);
+  }
+});
+
+test('declines spans of any other shape, writing nothing', () => {
+  const cases: Array<[string, SpanHead, AttributeValue[]]> = [
+    ['non-ASCII value', head(), ['svc.agent.id', 'agënt']],
+    ['non-ASCII key', head(), ['clé', 'v']],
+    ['a pair of 128 bytes', head(), ['k', 'v'.repeat(128 - 7)]],
+    ['negative number', head(), ['n', -1]],
+    ['fraction', head(), ['n', 1.5]],
+    ['unsafe integer', head(), ['n', 2 ** 60]],
+    ['boolean', head(), ['b', true]],
+    ['array', head(), ['a', ['x']]],
+    ['trace state', head({ traceState: 'vendor=a' }), SEND],
+    ['error status', head({ statusCode: SpanStatusCode.ERROR, statusMessage: 'trap: unreachable' }), SEND],
+    ['status message alone', head({ statusMessage: 'note' }), SEND],
+    ['uppercase hex', head({ traceId: '0AF7651916CD43DD8448EB211C80319C' }), SEND],
+    ['not hex', head({ spanId: 'b7ad6b716920333g' }), SEND],
+    ['non-ASCII in an id', head({ parentSpanId: 'b7ad6b71692033é1' }), SEND],
+    ['short id', head({ spanId: 'b7ad' }), SEND],
+    ['no parent', head({ parentSpanId: '' }), SEND],
+    ['hrtime times', head({ startTime: [1_763_700_000, 5], endTime: [1_763_700_001, 5] }), SEND],
+    ['long name', head({ name: 'n'.repeat(128) }), SEND],
+    ['non-ASCII name', head({ name: 'svc.messages.sënd' }), SEND],
+    ['body under 128 bytes', head(), []],
+    ['body over 16,383 bytes', head(), Array.from({ length: 300 }, (_, i) => [`key.${i}`, 'v'.repeat(90)]).flat()],
+  ];
+  for (const [name, span, attributes] of cases) assert.equal(fastBytes(span, attributes), undefined, name);
+});
+
+test('a light span takes the one-pass writer when it can, the general one for an event', () => {
+  const sink: SpanChunkSink = { open: () => undefined, commit: () => undefined, defer: () => undefined };
+  const parent = { traceId: head().traceId, spanId: head().parentSpanId, traceFlags: TraceFlags.SAMPLED, traceState: '' };
+  const plain = new LightSpan(sink, 'svc.messages.send', SpanKind.PRODUCER, parent, [...SEND]);
+  plain.end();
+  const viaSpan = new ProtoWriter(64);
+  plain.writeTo(viaSpan);
+  assert.deepEqual(Buffer.from(viaSpan.bytes.subarray(0, viaSpan.pos)), generalBytes(plain, SEND));
+
+  const failed = new LightSpan(sink, 'svc.agent.execute', SpanKind.CONSUMER, parent, [...EXECUTE]);
+  failed.recordException(new Error('boom'));
+  failed.end();
+  const chunk = new ProtoWriter(64);
+  failed.writeTo(chunk);
+  const [read] = [...readSpans(chunk.bytes.subarray(0, chunk.pos), resources.resourceFromAttributes({}), { name: 'svc' })];
+  assert.equal(read?.name, 'svc.agent.execute');
+  assert.deepEqual(read?.events.map((event) => [event.name, event.attributes?.['exception.message']]), [['exception', 'boom']]);
+  assert.equal(read?.attributes['svc.agent.id'], UUID);
+});
