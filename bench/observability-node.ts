@@ -53,6 +53,10 @@ export async function startNode(setting: Setting, collectorUrl: string): Promise
     'server.grpc_addr': '127.0.0.1:0',
     'server.metrics_addr': '127.0.0.1:0',
     'runtime.executor_workers': 1,
+    // No CPU quota: an execution's time is measured on the wall clock, so one that a SIGSTOP of the
+    // benchmark froze for a few turns would be charged those turns, and its agent held back for
+    // ten times as long (a 100m quota). That stalled whole games, and at the stop outlasted the wait.
+    'runtime.cpu_quota_per_agent': 0,
     'observability.enable_tracing': setting.tracing,
     'observability.trace_sample_rate': setting.rate,
     'observability.otlp_endpoint': setting.tracing ? collectorUrl : '',
@@ -120,7 +124,16 @@ async function playWithoutPause(node: Node, wasm: { ping: Buffer; pong: Buffer }
     while (pairs.some((pair) => pair.playing) && Date.now() < deadline && failure === undefined) await new Promise((r) => setTimeout(r, 5));
     clearInterval(referee);
     if (failure !== undefined) throw failure;
-    if (pairs.some((pair) => pair.playing)) throw new Error(`${node.setting.name}: games still playing ${STOP_TIMEOUT_MS} ms after the last start`);
+    const stuck = pairs.filter((pair) => pair.playing);
+    if (stuck.length > 0) {
+      // What each unfinished game got, and what the dispatcher counted, for the report.
+      const games = stuck.map((pair) => {
+        const side = (agent: AgentRuntime, seen: number, due: number): string =>
+          `${agent.messagesReceived - seen}/${due} received, mailbox ${agent.mailbox.length}, ${agent.inFlight === undefined ? 'idle' : 'executing'}, ${agent.incarnation?.phase ?? 'no incarnation'}`;
+        return `ping ${side(pair.ping, pair.pingSeen, ROUNDS + 1)}; pong ${side(pair.pong, pair.pongSeen, ROUNDS)}`;
+      });
+      throw new Error(`${node.setting.name}: ${stuck.length} games still playing ${STOP_TIMEOUT_MS} ms after the last start (${games.join(' | ')}); dispatcher ${JSON.stringify(host.stats())}`);
+    }
   };
 }
 
