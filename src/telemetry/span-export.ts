@@ -166,7 +166,8 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
   // Two lists that take turns, so a busy server does not grow a new one every turn of the event loop.
   let deferred: DeferredSpan[] = [];
   let deferredSpare: DeferredSpan[] = [];
-  let writing: NodeJS.Immediate | undefined;
+  /** Whether a microtask will write the deferred spans. */
+  let writeQueued = false;
 
   const delivery = deliveryFor({
     accepted(spans) {
@@ -235,10 +236,7 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
   }
 
   function writeDeferred(): void {
-    if (writing !== undefined) {
-      clearImmediate(writing);
-      writing = undefined;
-    }
+    writeQueued = false;
     const spans = deferred;
     deferred = deferredSpare;
     deferredSpare = spans;
@@ -259,7 +257,9 @@ function createSpanExport(options: SpanExportOptions, deliveryFor: (events: Deli
     commit,
     defer(span) {
       deferred.push(span);
-      writing ??= setImmediate(writeDeferred).unref();
+      if (writeQueued) return;
+      writeQueued = true;
+      queueMicrotask(writeDeferred);
     },
     async flush() {
       if (stopped !== undefined) return stopped;
