@@ -33,6 +33,35 @@ export function utf8Size(text: string): number {
   return text.length;
 }
 
+/** Writes `seconds` × 1e9 + `nanos` at `at` as a little-endian fixed64, exactly and without BigInt. */
+export function putFixed64Time(into: Uint8Array, at: number, seconds: number, nanos: number): void {
+  // seconds × 1e9 + nanos = high × 2^32 + low, with every intermediate below 2^53.
+  const upper = Math.floor(seconds / TWO_16);
+  const lower = seconds - upper * TWO_16;
+  const upperProduct = upper * 1e9;
+  const upperHigh = Math.floor(upperProduct / TWO_16);
+  let low = (upperProduct - upperHigh * TWO_16) * TWO_16 + lower * 1e9 + nanos;
+  const carry = Math.floor(low / TWO_32);
+  low -= carry * TWO_32;
+  const high = upperHigh + carry;
+  into[at] = low & 0xff;
+  into[at + 1] = (low >>> 8) & 0xff;
+  into[at + 2] = (low >>> 16) & 0xff;
+  into[at + 3] = low >>> 24;
+  into[at + 4] = high & 0xff;
+  into[at + 5] = (high >>> 8) & 0xff;
+  into[at + 6] = (high >>> 16) & 0xff;
+  into[at + 7] = high >>> 24;
+}
+
+/** Writes a time in milliseconds since the epoch at `at` as a fixed64 of nanoseconds, split as `msToHrTime` splits it. */
+export function putFixed64Ms(into: Uint8Array, at: number, ms: number): void {
+  const seconds = Math.floor(ms / 1e3);
+  const nanos = Math.round((ms - seconds * 1e3) * 1e6);
+  if (nanos >= 1e9) putFixed64Time(into, at, seconds + 1, nanos - 1e9);
+  else putFixed64Time(into, at, seconds, nanos);
+}
+
 const UTF8 = new TextEncoder();
 
 const HEX = new Int8Array(128).fill(-1);
@@ -117,25 +146,15 @@ export class ProtoWriter {
 
   /** A fixed64 of nanoseconds since the epoch, from milliseconds since the epoch (as `msToHrTime` splits them). */
   fixed64Ms(ms: number): void {
-    const seconds = Math.floor(ms / 1e3);
-    const nanos = Math.round((ms - seconds * 1e3) * 1e6);
-    if (nanos >= 1e9) this.fixed64Time(seconds + 1, nanos - 1e9);
-    else this.fixed64Time(seconds, nanos);
+    this.ensure(8);
+    putFixed64Ms(this.bytes, this.pos, ms);
+    this.pos += 8;
   }
 
   /** A fixed64 of nanoseconds since the epoch, from whole seconds and nanoseconds (exact, without BigInt). */
   fixed64Time(seconds: number, nanos: number): void {
-    // seconds × 1e9 + nanos = high × 2^32 + low, with every intermediate below 2^53.
-    const upper = Math.floor(seconds / TWO_16);
-    const lower = seconds - upper * TWO_16;
-    const upperProduct = upper * 1e9;
-    const upperHigh = Math.floor(upperProduct / TWO_16);
-    let low = (upperProduct - upperHigh * TWO_16) * TWO_16 + lower * 1e9 + nanos;
-    const carry = Math.floor(low / TWO_32);
-    low -= carry * TWO_32;
     this.ensure(8);
-    this.view.setUint32(this.pos, low, true);
-    this.view.setUint32(this.pos + 4, upperHigh + carry, true);
+    putFixed64Time(this.bytes, this.pos, seconds, nanos);
     this.pos += 8;
   }
 
