@@ -184,6 +184,5 @@ async function serveNode({ index, collector, ping, pong }: NodeProcessInit): Pro
   send({ ready: true });
 }
 
-
 const init = process.env[NODE_PROCESS_ENV];
 if (init !== undefined && process.send !== undefined) await serveNode(JSON.parse(init) as NodeProcessInit);
