@@ -10,9 +10,9 @@
  *
  * It implements the API's `Span`, so it can be made active in a context
  * (`trace.setSpan`) for the log lines and crashes of an execution, and it
- * behaves like the SDK's: ids from the same generator, a sampled child of a
- * sampled parent only (the caller checks), the same exception event, nothing
- * recorded after `end`.
+ * behaves like the SDK's: random ids that are never all zeros, a sampled
+ * child of a sampled parent only (the caller checks), the same exception
+ * event, nothing recorded after `end`.
  */
 import {
   createTraceState,
@@ -28,10 +28,10 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
-import { writeMessagePathSpan } from './message-span-record.js';
+import { decodeHexInto, writeMessagePathSpan, type MessagePathSpan } from './message-span-record.js';
 import type { ProtoWriter } from './proto-writer.js';
 import { hrTimeToMs, writeSpan, type RecordedEvent, type SpanHead } from './span-record.js';
-import { newSpanId } from './trace-ids.js';
+import { hex8, SpanIdBlocks } from './trace-ids.js';
 
 /** A finished span that writes itself into a batch when the queue gets to it. */
 export interface DeferredSpan {
@@ -74,6 +74,7 @@ function toAttributeList(attributes: Attributes): AttributeList {
 }
 
 const ORIGIN = performance.timeOrigin;
+const ids = new SpanIdBlocks();
 
 function epochMs(time: TimeInput | undefined): number {
   if (time === undefined) return ORIGIN + performance.now();
@@ -85,15 +86,29 @@ function epochMs(time: TimeInput | undefined): number {
  * A span of the message path; it is its own `SpanHead` when it is written.
  * It copies what it needs of its parent rather than keeping it: a child
  * that held its parent would hold the whole chain of a long conversation.
+ *
+ * Its ids are kept as bytes, as the record takes them: its own in a block
+ * of span ids (trace-ids.ts), its trace's and its parent's where its parent
+ * keeps them, so a conversation's spans share one copy of the trace id. A
+ * parent from elsewhere (a `traceparent`, the SDK) is read into bytes once.
+ * The hex spelling of an id is made only when asked for.
  */
-export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
-  readonly spanId = newSpanId();
+export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead, MessagePathSpan {
   readonly startTime = ORIGIN + performance.now();
   readonly parentIsRemote = false;
   readonly traceId: string;
   readonly traceFlags: number;
   readonly traceState: string;
-  readonly parentSpanId: string;
+  readonly idBlock: Uint8Array;
+  readonly idAt: number;
+  readonly traceBlock: Uint8Array;
+  readonly traceAt: number;
+  readonly parentBlock: Uint8Array;
+  readonly parentAt: number;
+  /** False when the parent's ids were not hex of the right length: the span is then written from its hex ids, as given. */
+  private readonly bytesValid: boolean = true;
+  private spanIdText: string | undefined;
+  private parentSpanIdText: string | undefined;
   private endMs = 0;
   private code = SpanStatusCode.UNSET;
   private message = '';
@@ -111,11 +126,38 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
     parent: ParentSpan,
     attributes: Attributes | AttributeList,
   ) {
+    ids.next();
+    this.idBlock = ids.block;
+    this.idAt = ids.at;
     this.traceId = parent.traceId;
     this.traceFlags = parent.traceFlags;
     this.traceState = parent.traceState;
-    this.parentSpanId = parent.spanId;
+    if (parent instanceof LightSpan) {
+      this.traceBlock = parent.traceBlock;
+      this.traceAt = parent.traceAt;
+      this.parentBlock = parent.idBlock;
+      this.parentAt = parent.idAt;
+      this.bytesValid = parent.bytesValid;
+    } else {
+      const bytes = new Uint8Array(24);
+      this.bytesValid = decodeHexInto(bytes, 0, parent.traceId, 16) && decodeHexInto(bytes, 16, parent.spanId, 8);
+      this.traceBlock = bytes;
+      this.traceAt = 0;
+      this.parentBlock = bytes;
+      this.parentAt = 16;
+      this.parentSpanIdText = parent.spanId;
+    }
     this.attributes = Array.isArray(attributes) ? attributes : toAttributeList(attributes);
+  }
+
+  get spanId(): string {
+    this.spanIdText ??= hex8(this.idBlock, this.idAt);
+    return this.spanIdText;
+  }
+
+  get parentSpanId(): string {
+    this.parentSpanIdText ??= hex8(this.parentBlock, this.parentAt);
+    return this.parentSpanIdText;
   }
 
   get name(): string {
@@ -233,7 +275,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead {
   }
 
   writeTo(chunk: ProtoWriter): void {
-    if (this.events === undefined && this.links === undefined && writeMessagePathSpan(chunk, this, this.attributes)) return;
+    if (this.events === undefined && this.links === undefined && this.bytesValid && writeMessagePathSpan(chunk, this, this.attributes)) return;
     writeSpan(chunk, this, this.attributes, this.events, this.links);
   }
 }

@@ -4,7 +4,7 @@
  * never all zeros. These are the ids of every span the tracer starts, so a
  * `trace_id` exists for error bodies and log lines whether tracing is on or off.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 const TRACE_ID = /^[0-9a-f]{32}$/;
 const SPAN_ID = /^[0-9a-f]{16}$/;
@@ -25,7 +25,7 @@ for (let b = 0; b < 256; b++) {
 }
 
 /** Eight bytes of `bytes` from `at` as 16 hex digits: one flat string, without a call into C++ (`toString('hex')`). */
-function hex8(bytes: Uint8Array, at: number): string {
+export function hex8(bytes: Uint8Array, at: number): string {
   const d = HEX_DIGITS;
   const b0 = bytes[at]! * 2;
   const b1 = bytes[at + 1]! * 2;
@@ -74,4 +74,32 @@ export function newTraceId(): string {
 export function newSpanId(): string {
   const id = randomHex(8);
   return id === ZERO_SPAN_ID ? newSpanId() : id;
+}
+
+/** Bytes of a block of light span ids: 512 ids. */
+const SPAN_ID_BLOCK_BYTES = 4096;
+
+/**
+ * Span ids for the message path's light spans (light-span.ts), kept as
+ * bytes: such a span writes its id into the OTLP record as it is and spells
+ * it in hex only when something asks (a `traceparent`, a span context).
+ * `next` moves `at` to 8 fresh random bytes of `block`; a block is never
+ * rewritten, so a span keeps `block` and `at` rather than a copy.
+ */
+export class SpanIdBlocks {
+  block = new Uint8Array(0);
+  at = 0;
+
+  next(): void {
+    for (;;) {
+      const at = this.at + 8;
+      if (at + 8 > this.block.length) {
+        this.block = randomFillSync(new Uint8Array(SPAN_ID_BLOCK_BYTES));
+        this.at = 0;
+      } else this.at = at;
+      const block = this.block;
+      const from = this.at;
+      if ((block[from]! | block[from + 1]! | block[from + 2]! | block[from + 3]! | block[from + 4]! | block[from + 5]! | block[from + 6]! | block[from + 7]!) !== 0) return;
+    }
+  }
 }
