@@ -173,6 +173,8 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       metrics.agentExecutionDuration.observe(result.durationNs / 1e9);
       metrics.messageProcessingDuration.observe((now - agent.inFlightSince) / 1000);
     }
+    // The execution's span ends with its result; the messages it wrote are routed after (message-trace.ts).
+    if (span !== undefined) messageTrace.endExecution(span, result);
     // What an execution causes besides messages (log lines, a crash) happens in its trace; the context is
     // only made for that, never for an execution that just answers (message-trace.ts).
     if (result.stderr.length > 0) {
@@ -194,7 +196,6 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       agent.setMemory(result.memoryBytes);
       if (result.stdout.length > 0) output(agent, message, span, result.stdout);
     }
-    if (span !== undefined) messageTrace.endExecution(span, result);
     ready(agent);
     drain();
   }

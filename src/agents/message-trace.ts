@@ -46,7 +46,9 @@ export interface MessageTrace {
   /**
    * Routes a message an agent wrote while handling `incoming`; `execution` is
    * that execution's span (undefined when its trace is not recorded, and then
-   * `incoming`'s context passes on).
+   * `incoming`'s context passes on). An execution's span ends with its
+   * result, before its messages are routed; their spans are stamped with
+   * that instant.
    */
   sendFromAgent(message: Message, incoming: Message, execution: Span | undefined, route: (message: Message) => RouteOutcome): RouteOutcome;
   /** The `svc.agent.execute` span of handling `message`, child of the context it carries; undefined when that trace is not recorded. */
@@ -189,7 +191,8 @@ function stamp(message: Message, span: Span): void {
 }
 
 export function createMessageTrace(tracing: Tracing): MessageTrace {
-  function routeInSpan(message: Message, span: Span, route: (message: Message) => RouteOutcome): RouteOutcome {
+  /** Routes `message` in `span`, which ends when routing does, or at `endAt` (milliseconds since the epoch) for a light span. */
+  function routeInSpan(message: Message, span: Span, route: (message: Message) => RouteOutcome, endAt?: number): RouteOutcome {
     stamp(message, span);
     try {
       const outcome = route(message);
@@ -199,7 +202,8 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
       tracing.recordError(span, error);
       throw error;
     } finally {
-      span.end();
+      if (endAt !== undefined && span instanceof LightSpan) span.endAt(endAt);
+      else span.end();
     }
   }
 
@@ -220,9 +224,16 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
 
     sendFromAgent(message, incoming, execution, route) {
       if (execution !== undefined) {
-        const parent = execution instanceof LightSpan ? execution : parentOfContext(execution.spanContext());
-        const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parent, sendAttributes(message));
-        if (span !== undefined) return routeInSpan(message, span, route);
+        if (execution instanceof LightSpan) {
+          // The router takes the message at once (a few microseconds): the span is the instant the execution
+          // ended, one clock reading fewer for each end of it.
+          const at = execution.hasEnded ? execution.endTime : undefined;
+          const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, execution, sendAttributes(message), at);
+          if (span !== undefined) return routeInSpan(message, span, route, at);
+        } else {
+          const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parentOfContext(execution.spanContext()), sendAttributes(message));
+          if (span !== undefined) return routeInSpan(message, span, route);
+        }
       }
       const metadata = message.metadata;
       const traceparent = incoming.metadata[TRACEPARENT];

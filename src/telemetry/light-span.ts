@@ -94,7 +94,7 @@ function epochMs(time: TimeInput | undefined): number {
  * The hex spelling of an id is made only when asked for.
  */
 export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead, MessagePathSpan {
-  readonly startTime = ORIGIN + performance.now();
+  readonly startTime: number;
   readonly parentIsRemote = false;
   readonly traceId: string;
   readonly traceFlags: number;
@@ -125,7 +125,10 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead, Mess
     readonly kind: SpanKind,
     parent: ParentSpan,
     attributes: Attributes | AttributeList,
+    /** Milliseconds since the epoch; default now. */
+    startTime?: number,
   ) {
+    this.startTime = startTime ?? ORIGIN + performance.now();
     ids.next();
     this.idBlock = ids.block;
     this.idAt = ids.at;
@@ -268,10 +271,20 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead, Mess
    * the agents' next messages.
    */
   end(endTime?: TimeInput): void {
+    this.endAt(epochMs(endTime));
+  }
+
+  /** `end` at a time in milliseconds since the epoch, as `startTime` is (a time already read for another span). */
+  endAt(ms: number): void {
     if (this.ended) return;
     this.ended = true;
-    this.endMs = Math.max(this.startTime, epochMs(endTime));
+    this.endMs = Math.max(this.startTime, ms);
     this.sink.defer(this);
+  }
+
+  /** Whether the span has ended. */
+  get hasEnded(): boolean {
+    return this.ended;
   }
 
   writeTo(chunk: ProtoWriter): void {

@@ -115,9 +115,11 @@ export interface Tracing {
   /**
    * A span of the message path under `parent`, made without the SDK's span
    * machinery (light-span.ts): undefined unless spans are exported and
-   * `parent` is sampled. Its end is the caller's.
+   * `parent` is sampled. Its end is the caller's. `startTime` (milliseconds
+   * since the epoch) is a time already read, for a span that starts when
+   * another ended; default now.
    */
-  startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes | AttributeList): LightSpan | undefined;
+  startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes | AttributeList, startTime?: number): LightSpan | undefined;
   /** A span whose end the caller owns (streams, work handed to another component). */
   startSpan(name: string, attributes?: Attributes, options?: SpanOptions): Span;
   /** Marks `span` failed with `error`, as `withSpan` does. */
@@ -251,9 +253,9 @@ export function createTracing(config: TracingConfig, options: TracingOptions): T
     ) as T;
   }
 
-  function startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes | AttributeList): LightSpan | undefined {
+  function startLightSpan(name: string, kind: SpanKind, parent: ParentSpan, attributes: Attributes | AttributeList, startTime?: number): LightSpan | undefined {
     if (queue === undefined || (parent.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
-    return new LightSpan(queue, name, kind, parent, attributes);
+    return new LightSpan(queue, name, kind, parent, attributes, startTime);
   }
 
   return {

@@ -121,6 +121,30 @@ describe('message trace', () => {
     assert.match(seen[2]!.metadata['traceparent']!, new RegExp(`^00-${send!.spanContext().traceId}-${send!.spanContext().spanId}-01$`));
   });
 
+  it("the messages of an ended execution are stamped with the instant it ended, the span of one still running with its routing", async () => {
+    const { tracing, spans } = memoryTracing();
+    const subject = createMessageTrace(tracing);
+    const { route } = routed();
+    const ended = subject.startExecution('agent-a', message({ traceparent: SAMPLED }))!;
+    subject.endExecution(ended, ok);
+    subject.sendFromAgent(message(), message(), ended, route);
+    const running = subject.startExecution('agent-a', message({ traceparent: SAMPLED }))!;
+    const slowRoute = (m: Message): RouteOutcome => {
+      const until = performance.now() + 2;
+      while (performance.now() < until);
+      return route(m);
+    };
+    subject.sendFromAgent(message(), message(), running, slowRoute);
+    subject.endExecution(running, ok);
+    const finished = await spans();
+    const nanos = (time: [number, number]): bigint => BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
+    const [first, second] = finished.filter((span) => span.name === SPANS.messagesSend);
+    const endedSpan = finished.find((span) => span.spanContext().spanId === ended.spanContext().spanId)!;
+    assert.equal(parentOf(first!), endedSpan.spanContext().spanId);
+    assert.deepEqual([nanos(first!.startTime), nanos(first!.endTime)], [nanos(endedSpan.endTime), nanos(endedSpan.endTime)]);
+    assert.ok(nanos(second!.endTime) - nanos(second!.startTime) >= 2_000_000n, 'a running execution: the span covers the routing');
+  });
+
   it("a client's message carries its send span inside a recorded call, the call's context otherwise, never the client's own", async () => {
     const { tracing, spans } = memoryTracing({ trace_sample_rate: 0 });
     const subject = createMessageTrace(tracing);
