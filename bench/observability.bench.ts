@@ -25,9 +25,9 @@
  * (docs/benchmarks.md, "Twelfth pass"), so a setting measured in fewer
  * processes is measured against luck. The tracing-off processes in two
  * pooled halves, one against the other, give the benchmark's resolution,
- * and each setting's slowest and fastest process are printed too. The CPU time a message costs (all threads of the process)
- * is printed too: it is steadier than the rate, and says what tracing costs
- * where the machine is busy.
+ * and each setting's slowest and fastest process are shown. So is the CPU
+ * time a message costs (all threads of the process): it is steadier than
+ * the rate, and says what tracing costs where the machine is busy.
  *
  * The collector is a separate process at the lowest CPU priority that counts
  * the spans it receives and answers at once, so the figures include
@@ -243,7 +243,6 @@ async function startNodeProcess(module: string, init: NodeProcessInit): Promise<
   };
 }
 
-/** The server's process: starts the node, deploys the pairs and plays; answers counts while it runs. */
 /** A permutation of 0..n-1 from a seeded generator: each process comes first, and after each other, equally often in the long run. */
 function shuffled(n: number, next: () => number): number[] {
   const order = Array.from({ length: n }, (_, i) => i);

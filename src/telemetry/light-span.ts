@@ -28,8 +28,8 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 import { core } from '@opentelemetry/sdk-node';
-import { decodeHexInto, writeMessagePathSpan, type MessagePathSpan } from './message-span-record.js';
-import type { ProtoWriter } from './proto-writer.js';
+import { writeMessagePathSpan, type MessagePathSpan } from './message-span-record.js';
+import { decodeHexInto, type ProtoWriter } from './proto-writer.js';
 import { hrTimeToMs, writeSpan, type RecordedEvent, type SpanHead } from './span-record.js';
 import { hex8, SpanIdBlocks } from './trace-ids.js';
 

@@ -33,13 +33,6 @@ export interface MessagePathSpan extends Omit<SpanHead, 'traceId' | 'spanId' | '
   readonly parentAt: number;
 }
 
-/** The value of each hex digit's character code, either case; -1 for any other character. */
-const HEX_VALUE = new Int8Array(128).fill(-1);
-for (let i = 0; i < 16; i++) {
-  HEX_VALUE['0123456789abcdef'.charCodeAt(i)] = i;
-  HEX_VALUE['0123456789ABCDEF'.charCodeAt(i)] = i;
-}
-
 const TAG = {
   span: SCOPE_SPANS_SPAN_FIELD * 8 + WIRE.bytes,
   traceId: SPAN.traceId * 8 + WIRE.bytes,
@@ -67,21 +60,6 @@ const TAG = {
 const FIXED_BYTES = 3 + 18 + 10 + 10 + 2 + 9 + 9 + 2 + 6;
 /** The span's length is kept in two bytes: 128 to 16,383. */
 const MAX_BODY = 0x3fff;
-
-/** Writes `hex` (`bytes` × 2 hex digits) as bytes at `at`; false when it is not such hex. */
-export function decodeHexInto(into: Uint8Array, at: number, hex: string, bytes: number): boolean {
-  if (hex.length !== bytes * 2) return false;
-  let bad = 0;
-  for (let i = 0; i < bytes; i++) {
-    const high = hex.charCodeAt(2 * i);
-    const low = hex.charCodeAt(2 * i + 1);
-    const h = high < 0x80 ? HEX_VALUE[high]! : -1;
-    const l = low < 0x80 ? HEX_VALUE[low]! : -1;
-    bad |= h | l;
-    into[at + i] = (h << 4) | l;
-  }
-  return bad >= 0;
-}
 
 /** Copies `count` bytes from `at` of `from` to `to` of `into`: a few, quicker by hand than by a call to `set`. */
 function copyBytes(into: Uint8Array, to: number, from: Uint8Array, at: number, count: number): void {

@@ -71,6 +71,21 @@ for (let i = 0; i < 6; i++) {
   HEX[65 + i] = 10 + i;
 }
 
+/** Writes `hex` (`bytes` × 2 hex digits, either case) as bytes at `at`; false when it is not such hex. */
+export function decodeHexInto(into: Uint8Array, at: number, hex: string, bytes: number): boolean {
+  if (hex.length !== bytes * 2) return false;
+  let bad = 0;
+  for (let i = 0; i < bytes; i++) {
+    const high = hex.charCodeAt(2 * i);
+    const low = hex.charCodeAt(2 * i + 1);
+    const h = high < 0x80 ? HEX[high]! : -1;
+    const l = low < 0x80 ? HEX[low]! : -1;
+    bad |= h | l;
+    into[at + i] = (h << 4) | l;
+  }
+  return bad >= 0;
+}
+
 export class ProtoWriter {
   bytes: Uint8Array;
   pos = 0;
