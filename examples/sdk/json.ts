@@ -70,6 +70,16 @@ export class JsonReader {
     return this.peek() < 0;
   }
 
+  /** Where the cursor is: the address of the next byte. */
+  get position(): usize {
+    return this.pos;
+  }
+
+  /** Skips a string value (after any whitespace) without making it; false if there is none. */
+  skipStringValue(): bool {
+    return this.peek() == <i32>QUOTE && this.skipString();
+  }
+
   /** Reads a string value (the cursor is at its opening quote). */
   readString(): string | null {
     if (!this.accept(QUOTE)) return null;

@@ -22,8 +22,11 @@ export class Message {
   protocol: string = "";
   /** As the platform wrote it (RFC 3339 text). */
   createdAt: string = "";
-  // Most messages carry no metadata: the map is made when first used.
+  // Most messages carry no metadata, and most agents never read the metadata they get
+  // (with tracing on, every message carries a `traceparent`): the map is made when first
+  // used, from the object's JSON text kept at parse time.
   private entries: Map<string, string> | null = null;
+  private metadataJson: ArrayBuffer | null = null;
 
   /** Carries `traceparent` and `tracestate` among others. */
   get metadata(): Map<string, string> {
@@ -31,18 +34,33 @@ export class Message {
     if (entries == null) {
       entries = new Map<string, string>();
       this.entries = entries;
+      const json = this.metadataJson;
+      if (json != null) {
+        this.metadataJson = null;
+        readMetadataEntries(new JsonReader(changetype<usize>(json), <usize>json.byteLength), entries);
+      }
     }
     return entries;
   }
 
   set metadata(entries: Map<string, string>) {
     this.entries = entries;
+    this.metadataJson = null;
   }
 
-  /** Whether `metadata` has entries (without making the map). */
+  /** Whether `metadata` has entries (without making the map when it has none). */
   get hasMetadata(): bool {
+    if (this.metadataJson != null) return this.metadata.size > 0;
     const entries = this.entries;
     return entries != null && entries.size > 0;
+  }
+
+  /** Keeps `len` bytes at `ptr`, a metadata object `scanMetadata` accepted, for `metadata` to read when asked. */
+  keepMetadataJson(ptr: usize, len: usize): void {
+    this.entries = null;
+    const json = new ArrayBuffer(<i32>len);
+    memory.copy(changetype<usize>(json), ptr, len);
+    this.metadataJson = json;
   }
 }
 
@@ -73,23 +91,45 @@ function assign(msg: Message, key: i32, value: string): void {
   }
 }
 
-/** Reads `{"k": v, ...}` into `msg.metadata`; nested values are skipped. */
-function readMetadata(reader: JsonReader, msg: Message): bool {
-  if (!reader.accept(0x7B)) return reader.skipValue(); // null or a stray scalar: no metadata
-  if (reader.accept(0x7D)) return true;
+/**
+ * Reads the entries of a metadata object `scanMetadata` accepted into `entries`: string
+ * keys, each value as text; nested values are skipped.
+ */
+function readMetadataEntries(reader: JsonReader, entries: Map<string, string>): void {
+  if (!reader.accept(0x7B) || reader.accept(0x7D)) return;
   do {
     const key = reader.readString();
-    if (key == null || !reader.accept(0x3A)) return false;
+    if (key == null || !reader.accept(0x3A)) return;
     const next = reader.peek();
     if (next == 0x7B || next == 0x5B) {
-      if (!reader.skipValue()) return false;
+      if (!reader.skipValue()) return;
     } else {
       const value = reader.readText();
-      if (value == null) return false;
-      msg.metadata.set(key, value);
+      if (value == null) return;
+      entries.set(key, value);
     }
   } while (reader.accept(0x2C));
-  return reader.accept(0x7D);
+}
+
+/**
+ * Checks the value of `metadata` without making anything of it: an object of string
+ * keys is kept as its JSON text (read into a map only if the agent asks); null or a
+ * stray scalar means no metadata. False if it is not well-formed.
+ */
+function scanMetadata(reader: JsonReader, msg: Message): bool {
+  if (reader.peek() != 0x7B) return reader.skipValue();
+  const start = reader.position;
+  reader.accept(0x7B);
+  if (!reader.accept(0x7D)) {
+    do {
+      if (!reader.skipStringValue() || !reader.accept(0x3A) || !reader.skipValue()) return false;
+    } while (reader.accept(0x2C));
+    if (!reader.accept(0x7D)) return false;
+  }
+  const len = reader.position - start;
+  // `{}` holds nothing to keep.
+  if (len > 2) msg.keepMetadataJson(start, len);
+  return true;
 }
 
 /** Parses one Message JSON document (UTF-8). Null if it is not a JSON object. */
@@ -102,7 +142,7 @@ export function parseMessage(ptr: usize, len: usize): Message | null {
     const key = reader.readKey(KEYS);
     if (key == BAD_KEY || !reader.accept(0x3A)) return null;
     if (key == METADATA_KEY) {
-      if (!readMetadata(reader, msg)) return null;
+      if (!scanMetadata(reader, msg)) return null;
     } else {
       // Other keys are read all the same: what is not JSON is refused wherever it is.
       const value = reader.readText();

@@ -20,7 +20,7 @@ import { validateModule } from '../../src/sandbox/validate.js';
 import { createFdTable, createWasiShim } from '../../src/sandbox/wasi.js';
 import { wat } from '../helpers/wat.js';
 
-const EXAMPLES = ['counter', 'crasher', 'echo', 'ping', 'pong'] as const;
+const EXAMPLES = ['counter', 'crasher', 'echo', 'ping', 'pong', 'tracer'] as const;
 type Example = (typeof EXAMPLES)[number];
 
 const WASI_SIGNATURES: Readonly<Record<string, string>> = {
@@ -309,6 +309,30 @@ describe('SDK and agents under the WASI shim', () => {
     const empty = ping.deliver(incoming('start:'));
     assert.deepEqual(empty.stdout, []);
     assert.deepEqual(empty.stderr, ['ping: start needs a pong agent id']);
+  });
+
+  test('tracer lists the metadata it was handed: string keys in order, scalars as text, nested values skipped', () => {
+    const tracer = startAgent('tracer');
+    const traceparent = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+    const metadata = { traceparent, tracestate: 'svc=1,other=x', nested: { x: [1, '}'] }, list: [], n: 3, none: null, 'k\u00e9y "q"': 'v\u2713' };
+    assert.deepEqual(replies(tracer.deliver(incoming('x', { metadata: metadata as unknown as Record<string, string> }))), [
+      { message_type: 'inform', content: `traceparent=${traceparent}\ntracestate=svc=1,other=x\nn=3\nnone=\nk\u00e9y "q"=v\u2713` },
+    ]);
+    // Read when asked, after the message's bytes are gone: the next message (without metadata) overwrote them.
+    for (const extra of [{}, { metadata: {} }, { metadata: null }, { metadata: 'stray' }]) {
+      assert.deepEqual(replies(tracer.deliver(incoming('x', extra as Partial<IncomingMessage>))), [{ message_type: 'inform', content: '' }], JSON.stringify(extra));
+    }
+  });
+
+  test('metadata that is not a well-formed object of string keys makes the message unreadable, as any malformed field does', () => {
+    const tracer = startAgent('tracer');
+    for (const metadata of ['{"a":}', '{"a" 1}', '{1:2}', '{"a":1,}', '{"a":1', '{"a":[1}']) {
+      const run = tracer.deliver(`{"message_type":"request","sender":"s","metadata":${metadata},"content":"x"}`);
+      assert.equal(run.error, null, metadata);
+      assert.deepEqual(run.stdout, [], metadata);
+      assert.deepEqual(run.stderr, ['sdk: the incoming message is not a JSON object'], metadata);
+    }
+    assert.deepEqual(replies(tracer.deliver(incoming('x', { metadata: { a: 'b' } }))), [{ message_type: 'inform', content: 'a=b' }]);
   });
 
   test('crasher traps on "crash", and aborts with a line on fd 2 on "abort" and "throw"', () => {

@@ -100,6 +100,24 @@ describe('the message trace', { timeout: 60_000 }, () => {
     assertOneLinkedTrace(await game(traceId), traceId);
   });
 
+  it('an agent reads its trace context in its message\'s metadata: the send span that delivered it', async () => {
+    const traceId = 'a11ce0000000000000000000000a11ce';
+    const deployed = await rest(observed.api, 'POST', '/api/v1/agents', { name: 'tracer', wasm_module: example('tracer').toString('base64') });
+    assert.equal(deployed.status, 201, deployed.text);
+    const tracer = deployed.body.agent_id as string;
+    const sent = await rest(observed.api, 'POST', `/api/v1/agents/${tracer}/messages`, { message_type: 'request', content: 'x' }, { 'X-Trace-Id': traceId });
+    assert.equal(sent.status, 202, sent.text);
+    const reply = await eventually(async () => {
+      const recent = await rest(observed.api, 'GET', `/api/v1/agents/${tracer}/messages`);
+      return (recent.body.messages as Array<{ sender: string; content: string }>).find((m) => m.sender === tracer);
+    }, 'the tracer\'s reply');
+    const spans = await observed.spansUntil((all) => named(all, AGENT_EXECUTE, traceId).length === 1, 'the tracer\'s execution');
+    const [execution] = named(spans, AGENT_EXECUTE, traceId);
+    assert.equal(execution?.attributes[SPAN_ATTRIBUTES.agentId], tracer);
+    assert.equal(reply.content, `traceparent=00-${traceId}-${execution.parentSpanId}-01`);
+    assert.equal(named(spans, MESSAGES_SEND, traceId).find((s) => s.spanId === execution.parentSpanId)?.attributes[SPAN_ATTRIBUTES.messageReceiver], tracer);
+  });
+
   it('the log lines the game causes are JSON and carry its trace id', async () => {
     const traceId = '0123456789abcdef0123456789abcdef';
     games.add(traceId);

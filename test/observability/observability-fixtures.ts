@@ -20,7 +20,7 @@ import { captureLog, type LogCapture } from '../telemetry/telemetry-fixtures.js'
 const built = await ensureExamplesBuilt();
 
 /** The bytes of a built example agent (examples/build/<name>.wasm). */
-export function example(name: 'echo' | 'ping' | 'pong' | 'crasher'): Buffer {
+export function example(name: 'echo' | 'ping' | 'pong' | 'crasher' | 'tracer'): Buffer {
   const path = built.get(name);
   if (path === undefined) throw new Error(`example ${name} was not built`);
   return readFileSync(path);
