@@ -55,8 +55,12 @@ export class JsonReader {
 
   /** The next non-whitespace byte without consuming it, or -1 at the end. */
   peek(): i32 {
-    while (this.pos < this.end && isWhitespace(load<u8>(this.pos))) this.pos++;
-    return this.pos < this.end ? <i32>load<u8>(this.pos) : -1;
+    // Cursor loops keep the position in a local: a field is a load and a store of memory each pass.
+    const end = this.end;
+    let at = this.pos;
+    while (at < end && isWhitespace(load<u8>(at))) at++;
+    this.pos = at;
+    return at < end ? <i32>load<u8>(at) : -1;
   }
 
   /** Consumes `c` if it is the next non-whitespace byte. */
@@ -84,20 +88,23 @@ export class JsonReader {
   readString(): string | null {
     if (!this.accept(QUOTE)) return null;
     const start = this.pos;
+    const end = this.end;
+    let at = start;
     let bits: u32 = 0;
     // Fast path: no escapes, the bytes are the string (and, when all are ASCII, its UTF-16 units).
-    while (this.pos < this.end) {
-      const c = <u32>load<u8>(this.pos);
+    while (at < end) {
+      const c = <u32>load<u8>(at);
       if (c == QUOTE) {
-        const len = this.pos - start;
-        this.pos++;
+        this.pos = at + 1;
+        const len = at - start;
         return bits < 0x80 ? asciiString(start, len) : String.UTF8.decodeUnsafe(start, len);
       }
       if (c == BACKSLASH) break;
       bits |= c;
-      this.pos++;
+      at++;
     }
-    if (this.pos >= this.end) return null;
+    this.pos = at;
+    if (at >= end) return null;
     const sink = new ByteSink(this.pos - start + 64);
     sink.bytes(start, this.pos - start);
     const ok = this.readEscapedRest(sink);
@@ -241,12 +248,17 @@ export class JsonReader {
   }
 
   private skipString(): bool {
-    this.pos++;
-    while (this.pos < this.end) {
-      const c = <u32>load<u8>(this.pos++);
-      if (c == QUOTE) return true;
-      if (c == BACKSLASH) this.pos++;
+    const end = this.end;
+    let at = this.pos + 1;
+    while (at < end) {
+      const c = <u32>load<u8>(at++);
+      if (c == QUOTE) {
+        this.pos = at;
+        return true;
+      }
+      if (c == BACKSLASH) at++;
     }
+    this.pos = at;
     return false;
   }
 }
