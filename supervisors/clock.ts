@@ -18,6 +18,12 @@ export interface Clock {
   setTimeout(callback: () => void, delayMs: number): TimerHandle;
   /** Cancels a timer; a handle that already fired or was cleared is ignored. */
   clearTimeout(handle: TimerHandle): void;
+  /**
+   * Set when `now()` is real time: `timeOrigin + now()` is then milliseconds
+   * since the epoch, so a reading can also stamp a trace span instead of a
+   * second reading of the clock. A simulated clock leaves it unset.
+   */
+  readonly timeOrigin?: number;
 }
 
 /**
@@ -34,6 +40,7 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
 export function createRealClock(): Clock {
   return {
     now: () => performance.now(),
+    timeOrigin: performance.timeOrigin,
     setTimeout: (callback, delayMs) => globalThis.setTimeout(callback, Math.min(Math.max(0, delayMs), MAX_TIMER_MS)),
     clearTimeout: (handle) => globalThis.clearTimeout(handle as ReturnType<typeof globalThis.setTimeout>),
   };

@@ -91,6 +91,8 @@ function refusedResult(error: unknown): ExecutionResult {
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route } = options;
+  /** Set for the real clock: its readings then stamp the execution spans too (supervisors/clock.ts). */
+  const origin = clock.timeOrigin;
   const backlog = createReadyQueue<AgentRuntime>();
   const failures: DispatcherStats['failures'] = {};
   const counters = { executions: 0, messagesDelivered: 0, messagesSent: 0, outputLineErrors: 0, throttled: 0, cpuNs: 0 };
@@ -135,11 +137,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function dispatch(agent: AgentRuntime, incarnation: Incarnation): void {
     const message = agent.mailbox.shift()!;
     agent.inFlight = message;
-    agent.inFlightSince = agent.arrivals.shift() ?? clock.now();
+    // One reading of the clock for the agent's bookkeeping and the execution's span (each costs the message path).
+    const now = clock.now();
+    agent.inFlightSince = agent.arrivals.shift() ?? now;
     agent.inFlightOn = incarnation;
     agent.messagesReceived += 1;
     tally.received(message.message_type);
-    agent.lastActiveAt = clock.now();
+    agent.lastActiveAt = now;
     inFlight += 1;
     counters.messagesDelivered += 1;
     if (agent.vtime > vnow) vnow = agent.vtime;
@@ -149,7 +153,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     // from result to dispatch to result; each step that belongs to a trace names it (message-trace.ts).
     agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result, false));
     agent.refused ??= context.bind(ROOT_CONTEXT, (error: unknown) => settle(agent, refusedResult(error), true));
-    agent.inFlightSpan = messageTrace.startExecution(agent.id, message);
+    agent.inFlightSpan = messageTrace.startExecution(agent.id, message, origin === undefined ? undefined : origin + now);
     incarnation.executing = pool.execute(incarnation.key!, encodeIncoming(message)).then(agent.settled, agent.refused);
   }
 
@@ -174,7 +178,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       metrics.messageProcessingDuration.observe((now - agent.inFlightSince) / 1000);
     }
     // The execution's span ends with its result; the messages it wrote are routed after (message-trace.ts).
-    if (span !== undefined) messageTrace.endExecution(span, result);
+    if (span !== undefined) messageTrace.endExecution(span, result, origin === undefined ? undefined : origin + now);
     // What an execution causes besides messages (log lines, a crash) happens in its trace; the context is
     // only made for that, never for an execution that just answers (message-trace.ts).
     if (result.stderr.length > 0) {

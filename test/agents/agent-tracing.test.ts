@@ -176,6 +176,26 @@ describe('agent tracing', () => {
     }
   });
 
+  it("an execution span is stamped with the dispatcher's clock readings when that clock tells real time", async () => {
+    const { tracing, spans } = memoryTracing();
+    // A simulated clock that claims an epoch origin: the span's times can only come from its readings.
+    const origin = Date.UTC(2001, 0, 1);
+    const clock = Object.assign(createSimulatedClock(5_000), { timeOrigin: origin });
+    const t = await startTestServer({ tracing, clock });
+    try {
+      const events = t.events();
+      const echo = await deploy(t, example('echo'), 'echo');
+      await tracing.withSpan(API_SPANS.SendMessage, {}, () => ask(t, events, echo, 'hello'));
+      const execute = (await spans()).find((s) => s.name === SPANS.agentExecute);
+      assert.ok(execute, 'the execution is traced');
+      const ms = (time: ReadableSpan['startTime']) => time[0] * 1e3 + time[1] / 1e6;
+      assert.ok(Math.abs(ms(execute.startTime) - (origin + 5_000)) < 0.001, 'dispatched at the clock reading');
+      assert.ok(Math.abs(ms(execute.endTime) - (origin + 5_000)) < 0.001, 'settled at the clock reading (the clock stood still)');
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('a trace that is not recorded makes no message spans and still reaches every hop and its log lines', async () => {
     const { tracing, spans } = memoryTracing({ trace_sample_rate: 0 });
     const t = await startTestServer({ tracing });

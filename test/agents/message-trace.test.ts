@@ -168,4 +168,22 @@ describe('message trace', () => {
     assert.match(seen[1]!.metadata['traceparent']!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/, 'outside any call, a trace of its own');
     assert.notEqual(traceIdOf(seen[1]!), unsampled.spanContext().traceId);
   });
+  it('stamps an execution span with the instants its caller read, and the messages it sends with its end', async () => {
+    const { tracing, spans } = memoryTracing();
+    const subject = createMessageTrace(tracing);
+    // An hour ago: no reading of the clock now could give these times.
+    const start = Date.now() - 3_600_000;
+    const end = start + 2.5;
+    const incoming = message({ traceparent: SAMPLED });
+    const execution = subject.startExecution('agent-b', incoming, start)!;
+    subject.endExecution(execution, ok, end);
+    const { route } = routed();
+    subject.sendFromAgent(message({}, 'agent-b'), incoming, execution, route);
+    const finished = await spans();
+    const ms = (time: [number, number]) => time[0] * 1e3 + time[1] / 1e6;
+    const execute = finished.find((s) => s.name === SPANS.agentExecute)!;
+    const send = finished.find((s) => s.name === SPANS.messagesSend)!;
+    assert.ok(Math.abs(ms(execute.startTime) - start) < 0.001 && Math.abs(ms(execute.endTime) - end) < 0.001, 'the execution spans the two readings');
+    assert.ok(Math.abs(ms(send.startTime) - end) < 0.001 && Math.abs(ms(send.endTime) - end) < 0.001, 'its message is sent at its end');
+  });
 });
