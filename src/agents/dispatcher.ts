@@ -91,8 +91,9 @@ function refusedResult(error: unknown): ExecutionResult {
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route } = options;
-  /** Set for the real clock: its readings then stamp the execution spans too (supervisors/clock.ts). */
+  /** A reading of the clock as a span time (epoch milliseconds); only the real clock has one (supervisors/clock.ts). */
   const origin = clock.timeOrigin;
+  const spanTime = (now: number): number | undefined => (origin === undefined ? undefined : origin + now);
   const backlog = createReadyQueue<AgentRuntime>();
   const failures: DispatcherStats['failures'] = {};
   const counters = { executions: 0, messagesDelivered: 0, messagesSent: 0, outputLineErrors: 0, throttled: 0, cpuNs: 0 };
@@ -137,7 +138,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   function dispatch(agent: AgentRuntime, incarnation: Incarnation): void {
     const message = agent.mailbox.shift()!;
     agent.inFlight = message;
-    // One reading of the clock for the agent's bookkeeping and the execution's span (each costs the message path).
+    // One reading of the clock for the agent's bookkeeping and the execution's span: each reading costs the message path.
     const now = clock.now();
     agent.inFlightSince = agent.arrivals.shift() ?? now;
     agent.inFlightOn = incarnation;
@@ -153,7 +154,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     // from result to dispatch to result; each step that belongs to a trace names it (message-trace.ts).
     agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result, false));
     agent.refused ??= context.bind(ROOT_CONTEXT, (error: unknown) => settle(agent, refusedResult(error), true));
-    agent.inFlightSpan = messageTrace.startExecution(agent.id, message, origin === undefined ? undefined : origin + now);
+    agent.inFlightSpan = messageTrace.startExecution(agent.id, message, spanTime(now));
     incarnation.executing = pool.execute(incarnation.key!, encodeIncoming(message)).then(agent.settled, agent.refused);
   }
 
@@ -178,7 +179,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       metrics.messageProcessingDuration.observe((now - agent.inFlightSince) / 1000);
     }
     // The execution's span ends with its result; the messages it wrote are routed after (message-trace.ts).
-    if (span !== undefined) messageTrace.endExecution(span, result, origin === undefined ? undefined : origin + now);
+    if (span !== undefined) messageTrace.endExecution(span, result, spanTime(now));
     // What an execution causes besides messages (log lines, a crash) happens in its trace; the context is
     // only made for that, never for an execution that just answers (message-trace.ts).
     if (result.stderr.length > 0) {

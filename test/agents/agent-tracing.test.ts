@@ -14,6 +14,7 @@ import { createSimulatedClock } from '../../supervisors/index.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { FUEL_USED_ATTRIBUTE } from '../../src/agents/message-trace.js';
 import { API_SPANS, SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
+import { hrTimeToMs } from '../../src/telemetry/span-record.js';
 import { memoryTracing, parentOf } from '../telemetry/telemetry-fixtures.js';
 import { INITIALIZE_TRAPS, compile } from './agent-wat.js';
 import { CLIENT, ask, ctx, deploy, example, messages, startTestServer, transitions, waitFor, waitForState, type TestServer } from './agent-fixtures.js';
@@ -188,9 +189,8 @@ describe('agent tracing', () => {
       await tracing.withSpan(API_SPANS.SendMessage, {}, () => ask(t, events, echo, 'hello'));
       const execute = (await spans()).find((s) => s.name === SPANS.agentExecute);
       assert.ok(execute, 'the execution is traced');
-      const ms = (time: ReadableSpan['startTime']) => time[0] * 1e3 + time[1] / 1e6;
-      assert.ok(Math.abs(ms(execute.startTime) - (origin + 5_000)) < 0.001, 'dispatched at the clock reading');
-      assert.ok(Math.abs(ms(execute.endTime) - (origin + 5_000)) < 0.001, 'settled at the clock reading (the clock stood still)');
+      assert.ok(Math.abs(hrTimeToMs(execute.startTime) - (origin + 5_000)) < 0.001, 'dispatched at the clock reading');
+      assert.ok(Math.abs(hrTimeToMs(execute.endTime) - (origin + 5_000)) < 0.001, 'settled at the clock reading (the clock stood still)');
     } finally {
       await t.stop();
     }

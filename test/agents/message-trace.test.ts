@@ -10,6 +10,7 @@ import { FUEL_USED_ATTRIBUTE, createMessageTrace } from '../../src/agents/messag
 import type { RouteOutcome } from '../../src/agents/router.js';
 import { completeMessage, type Message } from '../../src/bus/message.js';
 import type { ExecutionResult } from '../../src/sandbox/types.js';
+import { hrTimeToMs } from '../../src/telemetry/span-record.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
 import { memoryTracing, parentOf, tracingConfig } from '../telemetry/telemetry-fixtures.js';
@@ -168,6 +169,7 @@ describe('message trace', () => {
     assert.match(seen[1]!.metadata['traceparent']!, /^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/, 'outside any call, a trace of its own');
     assert.notEqual(traceIdOf(seen[1]!), unsampled.spanContext().traceId);
   });
+
   it('stamps an execution span with the instants its caller read, and the messages it sends with its end', async () => {
     const { tracing, spans } = memoryTracing();
     const subject = createMessageTrace(tracing);
@@ -180,10 +182,9 @@ describe('message trace', () => {
     const { route } = routed();
     subject.sendFromAgent(message({}, 'agent-b'), incoming, execution, route);
     const finished = await spans();
-    const ms = (time: [number, number]) => time[0] * 1e3 + time[1] / 1e6;
     const execute = finished.find((s) => s.name === SPANS.agentExecute)!;
     const send = finished.find((s) => s.name === SPANS.messagesSend)!;
-    assert.ok(Math.abs(ms(execute.startTime) - start) < 0.001 && Math.abs(ms(execute.endTime) - end) < 0.001, 'the execution spans the two readings');
-    assert.ok(Math.abs(ms(send.startTime) - end) < 0.001 && Math.abs(ms(send.endTime) - end) < 0.001, 'its message is sent at its end');
+    assert.ok(Math.abs(hrTimeToMs(execute.startTime) - start) < 0.001 && Math.abs(hrTimeToMs(execute.endTime) - end) < 0.001, 'the execution spans the two readings');
+    assert.ok(Math.abs(hrTimeToMs(send.startTime) - end) < 0.001 && Math.abs(hrTimeToMs(send.endTime) - end) < 0.001, 'its message is sent at its end');
   });
 });
