@@ -8,7 +8,7 @@
  * A class rather than closures: an instance hosts up to `max_agents` of them
  * (10,000 by default), and prototype methods keep each one small.
  */
-import type { ExecutionTrace } from './message-trace.js';
+import type { Span } from '@opentelemetry/api';
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import type { Clock, TimerHandle } from '../../supervisors/index.js';
 import type { LifecycleEvent } from '../bus/events.js';
@@ -92,7 +92,7 @@ export class AgentRuntime implements Schedulable {
   /** The incarnation handling it: a result that comes back after a restart or a kill belongs to this one. */
   inFlightOn: Incarnation | undefined = undefined;
   /** Its `svc.agent.execute` span, when its trace is recorded (message-trace.ts). */
-  inFlightSpan: ExecutionTrace | undefined = undefined;
+  inFlightSpan: Span | undefined = undefined;
   /** The dispatcher's result callbacks for this agent, made once. */
   settled: ((result: ExecutionResult) => void) | undefined = undefined;
   refused: ((error: unknown) => void) | undefined = undefined;

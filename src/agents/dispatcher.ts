@@ -29,7 +29,7 @@
  *   and the messages it sends continue it (message-trace.ts); spans are made
  *   only when that trace is recorded.
  */
-import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { context, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import type { MessageBus } from '../bus/bus.js';
 import { completeMessage, type FailureReason, type Message } from '../bus/message.js';
 import type { Clock } from '../../supervisors/index.js';
@@ -38,7 +38,7 @@ import type { ExecutionFailure, ExecutionResult, ExecutorPool } from '../sandbox
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
-import type { ExecutionTrace, MessageTrace } from './message-trace.js';
+import type { MessageTrace } from './message-trace.js';
 import type { MetricTally } from './metric-tally.js';
 import { describeError, type Incarnation } from './agent-incarnation.js';
 import type { AgentRuntime } from './agent-runtime.js';
@@ -205,7 +205,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     drain();
   }
 
-  function output(agent: AgentRuntime, incoming: Message, span: ExecutionTrace | undefined, lines: string[]): void {
+  function output(agent: AgentRuntime, incoming: Message, span: Span | undefined, lines: string[]): void {
     const { messages, errors } = parseOutput(lines, incoming, agent.id);
     if (errors.length > 0) {
       counters.outputLineErrors += errors.length;

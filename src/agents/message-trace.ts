@@ -7,16 +7,13 @@
  * hops").
  *
  * Spans are made here only for traces that are recorded (tracing on and the
- * trace sampled). This path carries 50–100k messages a second, two spans a
- * message, where the SDK's spans cost several times more: an execution's
- * span and the spans of the messages it sends are records of a few fields
- * (message-spans.ts), made into OTLP after the executors have their next
- * batch. A client's message gets a light span (telemetry/light-span.ts).
- * A span's parent comes straight from the `traceparent` string a message
- * carries, without building a context; a message this process stamped a
- * moment ago (an agent's reply to an agent here, the usual case) finds its
- * sending span among the last ones instead, and its `traceparent` is not
- * parsed at all.
+ * trace sampled), and they are light spans (telemetry/light-span.ts): this
+ * path carries 50–100k messages a second, two spans a message, where the
+ * SDK's spans cost several times more. Their parent comes straight from the
+ * `traceparent` string a message carries, without building a context; a
+ * message this process stamped a moment ago (an agent's reply to an agent
+ * here, the usual case) finds its sending span among the last ones instead,
+ * and its `traceparent` is not parsed at all.
  * A trace that is not recorded still travels: its context passes on
  * unchanged (a message an agent sends carries the `traceparent` of the
  * message it handled), which costs two string copies and keeps the trace id
@@ -28,20 +25,16 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags, type Attribu
 import type { Message } from '../bus/message.js';
 import type { ExecutionResult } from '../sandbox/types.js';
 import { LightSpan, type AttributeList, type ParentSpan } from '../telemetry/light-span.js';
-import { ExecutionSpan, FUEL_USED_ATTRIBUTE, SendSpan, type HeldSpan } from './message-spans.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import { extractMessageMetadata, injectMessageMetadata, TRACEPARENT, TRACESTATE } from '../telemetry/trace-context.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import type { RouteOutcome } from './router.js';
 
-export { FUEL_USED_ATTRIBUTE };
-
 /**
- * An execution's span, as the dispatcher holds it: the message path's record
- * (message-spans.ts), or an SDK span for a message that carried no trace
- * context. The dispatcher only hands it back here.
+ * Fuel an execution used: the one attribute key of the message path that
+ * span-names.ts does not define; docs/observability.md lists it with the others.
  */
-export type ExecutionTrace = ExecutionSpan | Span;
+export const FUEL_USED_ATTRIBUTE = 'svc.execution.fuel_used';
 
 export interface MessageTrace {
   /**
@@ -57,17 +50,17 @@ export interface MessageTrace {
    * result, before its messages are routed; their spans are stamped with
    * that instant.
    */
-  sendFromAgent(message: Message, incoming: Message, execution: ExecutionTrace | undefined, route: (message: Message) => RouteOutcome): RouteOutcome;
+  sendFromAgent(message: Message, incoming: Message, execution: Span | undefined, route: (message: Message) => RouteOutcome): RouteOutcome;
   /**
    * The `svc.agent.execute` span of handling `message`, child of the context it carries; undefined when that
    * trace is not recorded. `at` is the dispatch in milliseconds since the epoch, when the caller has read the
    * clock already (each reading costs the message path about 1% of its throughput, docs/benchmarks.md).
    */
-  startExecution(agentId: string, message: Message, at?: number): ExecutionTrace | undefined;
+  startExecution(agentId: string, message: Message, at?: number): Span | undefined;
   /** Ends it with the execution's status and fuel (a refused execution is a failed one); `at` as for `startExecution`. */
-  endExecution(span: ExecutionTrace, result: ExecutionResult, at?: number): void;
+  endExecution(span: Span, result: ExecutionResult, at?: number): void;
   /** The context of an execution, for what it causes besides messages: log lines, a crash. */
-  executionContext(message: Message, execution: ExecutionTrace | undefined): Context;
+  executionContext(message: Message, execution: Span | undefined): Context;
   /** The context `message` was sent in. */
   messageContext(message: Message): Context;
 }
@@ -163,24 +156,20 @@ function unsampled(traceparent: string | undefined): boolean {
   return (digit & TraceFlags.SAMPLED) === 0;
 }
 
-/** A span that stamps the messages it sends and can be a parent held as bytes: a light span or a send span. */
-type Sender = HeldSpan & { traceparent(): string };
-
 /**
- * The last messages stamped on this path, and the spans that stamped them,
- * in a ring. An execution usually starts within a few dozen sends of its
- * message's own, and finds its parent here by the message object, for a few
- * pointer comparisons instead of parsing and checking a `traceparent`.
- * Shared by every server of the process: a message object belongs to one of
- * them only.
+ * The last messages stamped by light spans, and those spans, in a ring.
+ * An execution usually starts within a few dozen sends of its message's
+ * own, and finds its parent here by the message object, for a few pointer
+ * comparisons instead of parsing and checking a `traceparent`. Shared by
+ * every server of the process: a message object belongs to one of them only.
  */
 const RECENT_SENDS = 64;
 const recentMessages: (Message | undefined)[] = new Array<Message | undefined>(RECENT_SENDS).fill(undefined);
-const recentSenders: (Sender | undefined)[] = new Array<Sender | undefined>(RECENT_SENDS).fill(undefined);
+const recentSenders: (LightSpan | undefined)[] = new Array<LightSpan | undefined>(RECENT_SENDS).fill(undefined);
 let nextRecent = 0;
 
-/** The span that stamped `message`, if it is a recent one and the message still carries its context. */
-function recentSender(message: Message): Sender | undefined {
+/** The light span that stamped `message`, if it is a recent one and the message still carries its context. */
+function recentSender(message: Message): LightSpan | undefined {
   for (let back = 1; back <= RECENT_SENDS; back++) {
     const at = (nextRecent - back) & (RECENT_SENDS - 1);
     if (recentMessages[at] !== message) continue;
@@ -191,10 +180,10 @@ function recentSender(message: Message): Sender | undefined {
 }
 
 /** Writes the context of `span` into the metadata of `message`, replacing what was there. */
-function stamp(message: Message, span: Span | SendSpan): void {
+function stamp(message: Message, span: Span): void {
   const metadata = message.metadata;
   clearTraceContext(metadata);
-  if (!(span instanceof LightSpan) && !(span instanceof SendSpan)) {
+  if (!(span instanceof LightSpan)) {
     injectMessageMetadata(metadata, trace.setSpan(ROOT_CONTEXT, span));
     return;
   }
@@ -206,10 +195,8 @@ function stamp(message: Message, span: Span | SendSpan): void {
 }
 
 export function createMessageTrace(tracing: Tracing): MessageTrace {
-  const sink = tracing.spanQueue;
-
-  /** Routes `message` in `span`, which ends when routing does. */
-  function routeInSpan(message: Message, span: Span, route: (message: Message) => RouteOutcome): RouteOutcome {
+  /** Routes `message` in `span`, which ends when routing does, or at `endAt` (milliseconds since the epoch) for a light span. */
+  function routeInSpan(message: Message, span: Span, route: (message: Message) => RouteOutcome, endAt?: number): RouteOutcome {
     stamp(message, span);
     try {
       const outcome = route(message);
@@ -219,23 +206,9 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
       tracing.recordError(span, error);
       throw error;
     } finally {
-      span.end();
+      if (endAt !== undefined && span instanceof LightSpan) span.endAt(endAt);
+      else span.end();
     }
-  }
-
-  /** Routes a message `execution` wrote in its send span (message-spans.ts). */
-  function routeFromExecution(message: Message, execution: ExecutionSpan, route: (message: Message) => RouteOutcome): RouteOutcome {
-    const span = new SendSpan(execution, message);
-    stamp(message, span);
-    let outcome: RouteOutcome;
-    try {
-      outcome = route(message);
-    } catch (error) {
-      span.finish(error instanceof Error ? error.message : String(error));
-      throw error;
-    }
-    span.finish(outcome.ok ? undefined : outcome.reason);
-    return outcome;
   }
 
   return {
@@ -255,9 +228,16 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
 
     sendFromAgent(message, incoming, execution, route) {
       if (execution !== undefined) {
-        if (execution instanceof ExecutionSpan) return routeFromExecution(message, execution, route);
-        const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parentOfContext(execution.spanContext()), sendAttributes(message));
-        if (span !== undefined) return routeInSpan(message, span, route);
+        if (execution instanceof LightSpan) {
+          // The router takes the message at once (a few microseconds): the span is the instant the execution
+          // ended, one clock reading fewer for each end of it.
+          const at = execution.hasEnded ? execution.endTime : undefined;
+          const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, execution, sendAttributes(message), at);
+          if (span !== undefined) return routeInSpan(message, span, route, at);
+        } else {
+          const span = tracing.startLightSpan(SPANS.messagesSend, SpanKind.PRODUCER, parentOfContext(execution.spanContext()), sendAttributes(message));
+          if (span !== undefined) return routeInSpan(message, span, route);
+        }
       }
       const metadata = message.metadata;
       const traceparent = incoming.metadata[TRACEPARENT];
@@ -271,12 +251,23 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
     },
 
     startExecution(agentId, message, at) {
-      if (sink === undefined || unsampled(message.metadata[TRACEPARENT])) return undefined;
+      if (!tracing.exporting || unsampled(message.metadata[TRACEPARENT])) return undefined;
       const parent = recentSender(message) ?? messageParent(message.metadata);
       if (parent !== undefined) {
-        // A child of an unsampled parent is never sampled (as with the SDK's `ParentBased` sampler).
-        if ((parent.traceFlags & TraceFlags.SAMPLED) === 0) return undefined;
-        return new ExecutionSpan(sink, agentId, message, parent, at ?? performance.timeOrigin + performance.now());
+        // The status and fuel are filled in by `endExecution`, which every execution reaches; listed now, so the list never grows.
+        const list = [
+          SPAN_ATTRIBUTES.agentId,
+          agentId,
+          SPAN_ATTRIBUTES.messageId,
+          message.message_id,
+          SPAN_ATTRIBUTES.messageType,
+          message.message_type,
+          SPAN_ATTRIBUTES.executionStatus,
+          '',
+          FUEL_USED_ATTRIBUTE,
+          0,
+        ];
+        return tracing.startLightSpan(SPANS.agentExecute, SpanKind.CONSUMER, parent, list, at);
       }
       const attributes = {
         [SPAN_ATTRIBUTES.agentId]: agentId,
@@ -291,20 +282,16 @@ export function createMessageTrace(tracing: Tracing): MessageTrace {
     },
 
     endExecution(span, result, at) {
-      if (span instanceof ExecutionSpan) {
-        span.finish(result, at);
-        return;
-      }
       // The values of `svc_agent_executions_total{status}`.
       span.setAttribute(SPAN_ATTRIBUTES.executionStatus, result.ok ? 'success' : 'error');
       span.setAttribute(FUEL_USED_ATTRIBUTE, Number(result.fuelUsed));
       if (!result.ok) span.setStatus({ code: SpanStatusCode.ERROR, message: `${result.failure}: ${result.message}` });
-      span.end();
+      if (at !== undefined && span instanceof LightSpan) span.endAt(at);
+      else span.end();
     },
 
     executionContext(message, execution) {
-      if (execution === undefined) return extractMessageMetadata(message.metadata);
-      return execution instanceof ExecutionSpan ? execution.context() : trace.setSpan(ROOT_CONTEXT, execution);
+      return execution === undefined ? extractMessageMetadata(message.metadata) : trace.setSpan(ROOT_CONTEXT, execution);
     },
 
     messageContext: (message) => extractMessageMetadata(message.metadata),

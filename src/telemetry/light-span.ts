@@ -106,7 +106,7 @@ export class LightSpan implements Span, ParentSpan, DeferredSpan, SpanHead, Mess
   readonly parentBlock: Uint8Array;
   readonly parentAt: number;
   /** False when the parent's ids were not hex of the right length: the span is then written from its hex ids, as given. */
-  readonly bytesValid: boolean = true;
+  private readonly bytesValid: boolean = true;
   private spanIdText: string | undefined;
   private parentSpanIdText: string | undefined;
   private endMs = 0;

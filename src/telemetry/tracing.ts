@@ -32,7 +32,7 @@ import { SvcError } from '../errors/svc-error.js';
 import { installContextManager } from './context-manager.js';
 import type { Logger } from './logger.js';
 import { parseOtlpEndpoint } from './otlp-endpoint.js';
-import { LightSpan, type AttributeList, type ParentSpan, type SpanChunkSink } from './light-span.js';
+import { LightSpan, type AttributeList, type ParentSpan } from './light-span.js';
 import { createExportReporter, endpointForLog, type SpanExporter } from './otlp-exporter.js';
 import { createInThreadSpanExport, createThreadSpanExport, type SpanExport } from './span-export.js';
 import { serviceResource } from './service-resource.js';
@@ -102,12 +102,6 @@ export const propagation = {
 export interface Tracing {
   /** True when sampled spans leave the process. */
   readonly exporting: boolean;
-  /**
-   * Where the message path's own span records go (agents/message-spans.ts):
-   * the export queue, which writes them after the work in progress.
-   * Undefined when sampled spans do not leave the process.
-   */
-  readonly spanQueue: SpanChunkSink | undefined;
   readonly tracer: Tracer;
   readonly propagation: typeof propagation;
   /**
@@ -266,7 +260,6 @@ export function createTracing(config: TracingConfig, options: TracingOptions): T
 
   return {
     exporting: queue !== undefined,
-    spanQueue: queue,
     tracer,
     startLightSpan,
     propagation,
