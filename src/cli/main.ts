@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { ConfigError, SETTING_FLAG, loadConfig } from '../config/load.js';
+import { ConfigError, SETTING_FLAG, ignoredEnvNames, loadConfig } from '../config/load.js';
 import { isSvcError } from '../errors/svc-error.js';
 import { createAdmission } from '../sandbox/admission.js';
 import { sandboxLimitsFrom } from '../sandbox/limits.js';
@@ -79,6 +79,8 @@ async function start(argv: readonly string[]): Promise<number> {
   serverArgs(argv, 0);
   const config = loadConfig({ argv, env: process.env });
   const log = createLogger(loggerOptionsFrom(config.observability));
+  const ignored = ignoredEnvNames(process.env);
+  if (ignored.length > 0) log.warn({ variables: ignored }, 'SVC_ environment variables that name no configuration section were ignored');
   const stopped = stopSignal((signal) => {
     log.warn({ signal }, 'second signal: exiting without draining');
     process.exit(EXIT.failure);

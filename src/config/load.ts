@@ -50,6 +50,14 @@ function fromToml(raw: Raw, path: string): void {
   }
 }
 
+/** The section an `SVC_<SECTION>_<KEY>` variable names, and the key in it as written; undefined for any other name. */
+function sectionVariable(name: string): { section: SectionName; key: string } | undefined {
+  if (!name.startsWith('SVC_') || Object.hasOwn(ENV_SHORTCUTS, name)) return undefined;
+  const rest = name.slice(4).toLowerCase();
+  const section = SECTIONS.find((s) => rest.startsWith(`${s}_`));
+  return section === undefined ? undefined : { section, key: rest.slice(section.length + 1) };
+}
+
 /** `SVC_RUNTIME_EXECUTION_TIMEOUT` → runtime.execution_timeout; shortcuts first so the full name wins. */
 function fromEnv(raw: Raw, env: Readonly<Record<string, string | undefined>>): void {
   for (const [name, [section, key]] of Object.entries(ENV_SHORTCUTS)) {
@@ -57,12 +65,24 @@ function fromEnv(raw: Raw, env: Readonly<Record<string, string | undefined>>): v
     if (value !== undefined) put(raw, section, key, value, name);
   }
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || !name.startsWith('SVC_') || Object.hasOwn(ENV_SHORTCUTS, name)) continue;
-    const rest = name.slice(4).toLowerCase();
-    const section = SECTIONS.find((s) => rest.startsWith(`${s}_`));
-    if (!section) continue;
-    put(raw, section, rest.slice(section.length + 1), value, name);
+    const named = value === undefined ? undefined : sectionVariable(name);
+    if (named !== undefined) put(raw, named.section, named.key, value, name);
   }
+}
+
+/**
+ * The `SVC_*` variables the loader passes over: neither `SVC_CONFIG`, a
+ * shortcut, nor `SVC_<SECTION>_<KEY>` of a known section (a key unknown in a
+ * known section is refused by name). They are not refused, since platforms
+ * set variables of their own under the same prefix (Kubernetes gives the
+ * pods beside a service named `svc` `SVC_SERVICE_HOST` and `SVC_PORT`); but
+ * a misspelt section (`SVC_OBSERVABILTY_FORMAT`) must not pass unseen, so
+ * `svc start` logs them.
+ */
+export function ignoredEnvNames(env: Readonly<Record<string, string | undefined>>): string[] {
+  return Object.keys(env)
+    .filter((name) => name.startsWith('SVC_') && name !== 'SVC_CONFIG' && env[name] !== undefined && !Object.hasOwn(ENV_SHORTCUTS, name) && sectionVariable(name) === undefined)
+    .sort();
 }
 
 /**

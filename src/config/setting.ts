@@ -41,9 +41,15 @@ export function int(defaultValue: number, doc: string, min = 0, max = Number.MAX
   });
 }
 
+/**
+ * A decimal number as text (`0.25`, `.5`, `1`, `1e-2`). `Number()` alone also
+ * reads `0x1`, `0b1` and `Infinity`, which no one means for a ratio.
+ */
+const DECIMAL = /^\s*(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
 export function ratio(defaultValue: number, doc: string): Setting<number> {
   return make('number (0..1)', defaultValue, doc, (raw) => {
-    const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+    const value = typeof raw === 'string' && DECIMAL.test(raw) ? Number(raw) : raw;
     return typeof value === 'number' && value >= 0 && value <= 1 ? value : undefined;
   });
 }

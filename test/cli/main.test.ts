@@ -21,7 +21,8 @@ function logLines(stdout: string): Array<Record<string, unknown>> {
 
 describe('svc CLI', () => {
   it('start serves every listener on the embedded default addresses, creates ./data, and stops cleanly on SIGTERM', async () => {
-    const running = startCli(['start'], { cwd: dir });
+    // A misspelt section sets nothing and is named in a warning (config/load.ts, `ignoredEnvNames`).
+    const running = startCli(['start'], { cwd: dir, env: { SVC_OBSERVABILTY_FORMAT: 'pretty' } });
     let stdout = '';
     const listening = new Promise<void>((resolve, reject) => {
       running.child.stdout?.on('data', (chunk: Buffer) => {
@@ -57,6 +58,9 @@ describe('svc CLI', () => {
     assert.equal(started.name, 'svc');
     assert.match(String(started.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     assert.ok(lines.some((l) => l.msg === 'stopped'), 'logs stopped after SIGTERM');
+    const ignored = lines.find((l) => typeof l.msg === 'string' && l.msg.includes('name no configuration section'));
+    assert.deepEqual(ignored?.variables, ['SVC_OBSERVABILTY_FORMAT'], run.stdout);
+    assert.equal(ignored?.level, 40);
     assert.ok(existsSync(join(dir, 'data')), 'data directory created');
   });
 

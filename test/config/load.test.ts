@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { ConfigError, envName, loadConfig } from '../../src/config/load.js';
+import { ConfigError, envName, ignoredEnvNames, loadConfig } from '../../src/config/load.js';
 import { CONFIG_SCHEMA } from '../../src/config/schema.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-config-'));
@@ -76,6 +76,12 @@ describe('loadConfig', () => {
     assert.deepEqual(config.cluster.seeds, ['127.0.0.1:1', '127.0.0.1:2']);
   });
 
+  it('reads a ratio in any decimal spelling', () => {
+    for (const [text, value] of [['1', 1], ['0', 0], ['0.25', 0.25], ['.5', 0.5], ['1.', 1], ['1e-1', 0.1], [' 0.3 ', 0.3]] as const) {
+      assert.equal(loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_TRACE_SAMPLE_RATE: text } }).observability.trace_sample_rate, value, text);
+    }
+  });
+
   it('parses every unit syntax', () => {
     const env = {
       SVC_RUNTIME_EXECUTION_TIMEOUT: '5m',
@@ -107,6 +113,11 @@ describe('loadConfig', () => {
     ['a port out of range', () => loadConfig({ cwd: dir, env: { SVC_GRPC_ADDR: '127.0.0.1:70000' } }), 'server.grpc_addr'],
     ['an enum outside its values', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_FORMAT: 'xml' } }), 'observability.format'],
     ['a ratio above 1', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_TRACE_SAMPLE_RATE: '1.5' } }), 'observability.trace_sample_rate'],
+    // Number() reads these; a ratio is written in decimal.
+    ['a ratio in hexadecimal', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_TRACE_SAMPLE_RATE: '0x1' } }), 'observability.trace_sample_rate'],
+    ['a ratio in binary', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_TRACE_SAMPLE_RATE: '0b1' } }), 'observability.trace_sample_rate'],
+    ['a negative ratio', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_DEBUG_SAMPLE_RATE: '-0.5' } }), 'observability.debug_sample_rate'],
+    ['an empty ratio', () => loadConfig({ cwd: dir, env: { SVC_OBSERVABILITY_TRACE_SAMPLE_RATE: ' ' } }), 'observability.trace_sample_rate'],
     ['an unknown environment key', () => loadConfig({ cwd: dir, env: { SVC_RUNTIME_EXECUTON_TIMEOUT: '1s' } }), 'runtime.executon_timeout'],
     ['an unknown flag key', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.nope=1'] }), 'runtime.nope'],
     ['a flag key with a hyphen for an underscore', () => loadConfig({ cwd: dir, env: {}, argv: ['--runtime.max-agents=3'] }), 'runtime.max-agents'],
@@ -143,6 +154,24 @@ describe('loadConfig', () => {
       assert.ok(err.message.startsWith(`${key}: `), err.message);
     });
   }
+
+  it('starts with SVC_ variables that name no section, and names them as ignored', () => {
+    const env = {
+      SVC_OBSERVABILTY_FORMAT: 'pretty',
+      SVC_SERVICE_HOST: '10.0.0.1',
+      SVC_PORT: 'tcp://10.0.0.1:80',
+      SVC_CONFIG: join(dir, 'absent-is-fine-here.toml'),
+      SVC_HTTP_ADDR: '127.0.0.1:0',
+      SVC_RUNTIME_MAX_AGENTS: '5',
+      NOT_SVC_RUNTIME_X: '1',
+    };
+    const { SVC_CONFIG: _file, ...loadable } = env;
+    const config = loadConfig({ cwd: dir, env: loadable });
+    assert.equal(config.observability.format, 'json', 'the misspelt section set nothing');
+    assert.equal(config.runtime.max_agents, 5);
+    assert.deepEqual(ignoredEnvNames(env), ['SVC_OBSERVABILTY_FORMAT', 'SVC_PORT', 'SVC_SERVICE_HOST']);
+    assert.deepEqual(ignoredEnvNames({ SVC_RUNTIME_NOPE: '1', SVC_X: undefined }), [], 'an unknown key of a known section is refused by the loader instead');
+  });
 
   it('has a doc string and an environment name for every setting', () => {
     for (const [section, settings] of Object.entries(CONFIG_SCHEMA)) {
