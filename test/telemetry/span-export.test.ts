@@ -300,21 +300,32 @@ test('through the export thread, an export never given spans flushes and stops a
   };
   const options = { maxQueuedSpans: 1_000, clock: createSimulatedClock() };
   try {
-    // What waiting for the thread costs here: its start and one export, measured from its creation.
-    let started = performance.now();
+    // Two exports made together: one given a span, whose flush waits for its thread to start and export,
+    // and an idle one. The idle one's flush waits for nothing, not even the next turn of the event loop
+    // (no timing: the order of events says it), and its stop, which sends its thread no request, is over
+    // before the other's flush and never gives up on an answer.
     const used = createThreadSpanExport(init, () => undefined, options);
+    // With an `otlp_timeout` of 1 ms, a stop that asked its thread anything would give up on the answer
+    // (a thread takes far longer to start) and say so; this one has nothing to ask.
+    const { log, capture } = capturedLogger();
+    const idle = createThreadSpanExport({ ...init, timeoutMs: 1 }, () => undefined, { ...options, log });
     writeReadableSpan(used.open()!, await richSdkSpan());
     used.commit();
-    await used.flush();
-    const startMs = performance.now() - started;
-    await used.shutdown();
-
-    started = performance.now();
-    const idle = createThreadSpanExport(init, () => undefined, options);
+    const order: string[] = [];
+    const usedFlushed = used.flush().then(() => order.push('used flushed'));
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
     await idle.flush();
+    assert.equal(turned, false, 'an idle flush resolved only after a turn of the event loop');
     await idle.shutdown();
-    const idleMs = performance.now() - started;
-    assert.ok(idleMs < startMs / 2, `an idle export took ${idleMs.toFixed(0)} ms to flush and stop; a thread takes ${startMs.toFixed(0)} ms to start and export`);
+    order.push('idle stopped');
+    await usedFlushed;
+    await used.shutdown();
+    assert.deepEqual(order, ['idle stopped', 'used flushed']);
+    assert.deepEqual(capture.records().map((r) => r.msg), [], 'the idle stop waited for its thread');
+    assert.equal(receiver.spans.length, 1, 'the used export reached the receiver');
   } finally {
     await receiver.close();
   }
