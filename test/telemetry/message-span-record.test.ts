@@ -89,6 +89,7 @@ test('writes the bytes of the general writer for the message path spans', () => 
     ['whole milliseconds and a time at the epoch', head({ startTime: 0, endTime: 1_763_700_000_000 }), SEND],
     ['a time just under the next second', head({ startTime: 1_763_700_000_999 + 0.9999999, endTime: 1_763_700_001_000 }), SEND],
     ['empty strings', head(), [...SEND, '', '', 'x', '']],
+    ['strings between integers', head(), ['a', 1, ...SEND, 'b', 2, 'k', 'v']],
   ];
   for (const [name, span, attributes] of cases) {
     const fast = fastBytes(span, attributes);
@@ -101,6 +102,10 @@ test('declines spans of any other shape, writing nothing', () => {
   const cases: Array<[string, SpanHead, AttributeValue[]]> = [
     ['non-ASCII value', head(), ['svc.agent.id', 'agënt']],
     ['non-ASCII key', head(), ['clé', 'v']],
+    ['non-ASCII value after ASCII ones', head(), [...SEND, 'svc.agent.id', 'agënt']],
+    ['non-ASCII value after an integer', head(), [...SEND, 'n', 1, 'k', 'vé']],
+    ['a character beyond Latin-1', head(), [...SEND, 'k', 'v€']],
+    ['a lone surrogate', head(), [...SEND, 'k', 'v\ud800']],
     ['a pair of 128 bytes', head(), ['k', 'v'.repeat(128 - 7)]],
     ['negative number', head(), ['n', -1]],
     ['fraction', head(), ['n', 1.5]],
