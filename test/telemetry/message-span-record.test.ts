@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { SpanKind, SpanStatusCode, TraceFlags, type AttributeValue } from '@opentelemetry/api';
 import { resources } from '@opentelemetry/sdk-node';
 import { LightSpan, type SpanChunkSink } from '../../src/telemetry/light-span.js';
-import { writeMessagePathSpan, type MessagePathSpan } from '../../src/telemetry/message-span-record.js';
+import { KEPT_VALUES_PER_KEY, keptValueCount, REPEATING_ATTRIBUTES, writeMessagePathSpan, type MessagePathSpan } from '../../src/telemetry/message-span-record.js';
 import { ProtoWriter } from '../../src/telemetry/proto-writer.js';
 import { readSpans } from '../../src/telemetry/span-record-reader.js';
 import { writeSpan, type SpanHead } from '../../src/telemetry/span-record.js';
@@ -40,7 +40,7 @@ const SEND: AttributeValue[] = [
   'svc.message.type', 'inform',
   'svc.message.sender', UUID.replace('0193', 'aaaa'),
   'svc.message.receiver', UUID.replace('0193', 'bbbb'),
-  'svc.conversation.id', UUID.replace('0193', 'cccc'),
+  'svc.message.conversation_id', UUID.replace('0193', 'cccc'),
 ];
 
 const EXECUTE: AttributeValue[] = [
@@ -90,6 +90,8 @@ test('writes the bytes of the general writer for the message path spans', () => 
     ['a time just under the next second', head({ startTime: 1_763_700_000_999 + 0.9999999, endTime: 1_763_700_001_000 }), SEND],
     ['empty strings', head(), [...SEND, '', '', 'x', '']],
     ['strings between integers', head(), ['a', 1, ...SEND, 'b', 2, 'k', 'v']],
+    ['a kept pair of 127 bytes', head(), ['svc.message.sender', 's'.repeat(127 - 6 - 18)]],
+    ['a repeating key with an integer', head(), ['svc.message.sender', 7, 'svc.agent.id', 'a']],
   ];
   for (const [name, span, attributes] of cases) {
     const fast = fastBytes(span, attributes);
@@ -107,6 +109,8 @@ test('declines spans of any other shape, writing nothing', () => {
     ['a character beyond Latin-1', head(), [...SEND, 'k', 'v€']],
     ['a lone surrogate', head(), [...SEND, 'k', 'v\ud800']],
     ['a pair of 128 bytes', head(), ['k', 'v'.repeat(128 - 7)]],
+    ['a kept pair of 128 bytes', head(), ['svc.message.sender', 's'.repeat(128 - 6 - 18)]],
+    ['a non-ASCII value of a repeating key, after its ASCII values', head(), [...SEND, 'svc.message.sender', 'agënt']],
     ['negative number', head(), ['n', -1]],
     ['fraction', head(), ['n', 1.5]],
     ['unsafe integer', head(), ['n', 2 ** 60]],
@@ -122,6 +126,25 @@ test('declines spans of any other shape, writing nothing', () => {
     ['body over 16,383 bytes', head(), Array.from({ length: 300 }, (_, i) => [`key.${i}`, 'v'.repeat(90)]).flat()],
   ];
   for (const [name, span, attributes] of cases) assert.equal(fastBytes(span, attributes), undefined, name);
+});
+
+test('kept attribute fields: the same bytes at first use and after, and the tables stay bounded', () => {
+  // Every repeating key with a value used once, then again: the second write copies what the first kept.
+  const repeating = REPEATING_ATTRIBUTES.flatMap((key, i) => [key, `value-${i}`]);
+  const first = fastBytes(head(), repeating);
+  assert.deepEqual(first, generalBytes(head(), repeating));
+  assert.deepEqual(fastBytes(head(), repeating), first);
+  // More distinct values than a table keeps, twice over: every span is still right, and the tables are emptied when full.
+  for (let i = 0; i < 2 * KEPT_VALUES_PER_KEY + 10; i++) {
+    const attributes = ['svc.message.sender', `agent-${i}`, 'svc.message.receiver', `agent-${i + 1}`];
+    if (i % 1000 === 0) assert.deepEqual(fastBytes(head(), attributes), generalBytes(head(), attributes), `span ${i}`);
+    else assert.ok(fastBytes(head(), attributes) !== undefined);
+    const kept = keptValueCount('svc.message.sender');
+    assert.ok(kept >= 1 && kept <= KEPT_VALUES_PER_KEY, `${kept} senders kept`);
+  }
+  assert.equal(keptValueCount('svc.message.id'), 0, "a message's own id is never kept");
+  const attributes = ['svc.message.sender', 'agent-1', 'svc.message.receiver', 'agent-2'];
+  assert.deepEqual(fastBytes(head(), attributes), generalBytes(head(), attributes), 'a value kept before the tables were emptied');
 });
 
 test('a light span takes the one-pass writer when it can, the general one for an event', () => {
