@@ -121,11 +121,14 @@ export function keptValueCount(key: string): number {
   return kept.get(key)?.size ?? 0;
 }
 
+/** Where a field is encoded before it is kept: a value of another shape (not ASCII) then leaves no garbage. */
+const scratch = new Uint8Array(0x81);
+
 /** The attribute field of `key` = `value` (ASCII strings), as the writer below lays it out; undefined when it does not fit that shape. */
 function encodeStringAttribute(key: string, value: string): Uint8Array | undefined {
   const pair = key.length + value.length + 6;
   if (pair >= 0x80) return undefined;
-  const bytes = new Uint8Array(pair + 2);
+  const bytes = scratch;
   bytes[0] = TAG.attribute;
   bytes[1] = pair;
   bytes[2] = TAG.key;
@@ -136,7 +139,7 @@ function encodeStringAttribute(key: string, value: string): Uint8Array | undefin
   bytes[v + 1] = value.length + 2;
   bytes[v + 2] = TAG.string;
   bytes[v + 3] = value.length;
-  return writeAscii(bytes, v + 4, value) ? bytes : undefined;
+  return writeAscii(bytes, v + 4, value) ? bytes.slice(0, pair + 2) : undefined;
 }
 
 /** The kept field of `key` = `value`, made and kept on first use; undefined for a key whose values are not kept, or a value of another shape. */
