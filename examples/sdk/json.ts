@@ -9,6 +9,21 @@ const QUOTE: u32 = 0x22;
 const BACKSLASH: u32 = 0x5C;
 const REPLACEMENT_CHARACTER: u32 = 0xFFFD;
 
+// Eight bytes at a time: a string's bytes are scanned a word at a time while none of
+// them ends the string or starts an escape (the common case: ids, trace context).
+const ONES: u64 = 0x0101010101010101;
+const HIGHS: u64 = 0x8080808080808080;
+const QUOTES: u64 = 0x2222222222222222;
+const BACKSLASHES: u64 = 0x5C5C5C5C5C5C5C5C;
+
+/** Whether one of the eight bytes of `word` is a quote or a backslash (a zero byte after xor, found exactly). */
+// @ts-ignore: decorator
+@inline function hasQuoteOrBackslash(word: u64): bool {
+  const q = word ^ QUOTES;
+  const b = word ^ BACKSLASHES;
+  return ((((q - ONES) & ~q) | ((b - ONES) & ~b)) & HIGHS) != 0;
+}
+
 function isWhitespace(c: u32): bool {
   return c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D;
 }
@@ -90,7 +105,14 @@ export class JsonReader {
     const start = this.pos;
     const end = this.end;
     let at = start;
-    let bits: u32 = 0;
+    let wide: u64 = 0;
+    while (at + 8 <= end) {
+      const word = load<u64>(at);
+      if (hasQuoteOrBackslash(word)) break;
+      wide |= word;
+      at += 8;
+    }
+    let bits: u32 = (wide & HIGHS) != 0 ? 0x80 : 0;
     // Fast path: no escapes, the bytes are the string (and, when all are ASCII, its UTF-16 units).
     while (at < end) {
       const c = <u32>load<u8>(at);
@@ -250,6 +272,7 @@ export class JsonReader {
   private skipString(): bool {
     const end = this.end;
     let at = this.pos + 1;
+    while (at + 8 <= end && !hasQuoteOrBackslash(load<u64>(at))) at += 8;
     while (at < end) {
       const c = <u32>load<u8>(at++);
       if (c == QUOTE) {

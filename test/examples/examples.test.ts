@@ -335,6 +335,30 @@ describe('SDK and agents under the WASI shim', () => {
     assert.deepEqual(replies(tracer.deliver(incoming('x', { metadata: { a: 'b' } }))), [{ message_type: 'inform', content: 'a=b' }]);
   });
 
+  test('strings are read whole wherever a quote, an escape or a non-ASCII character falls among the eight-byte words the SDK scans', () => {
+    const echo = startAgent('echo');
+    const tracer = startAgent('tracer');
+    for (let length = 0; length <= 20; length++) {
+      const texts = ['a'.repeat(length)];
+      for (let at = 0; at < length; at++) {
+        for (const special of ['"', '\\', '\u00e9', '\u{1f600}', '\n']) texts.push('a'.repeat(at) + special + 'a'.repeat(length - at - 1));
+      }
+      for (const text of texts) {
+        assert.deepEqual(replies(echo.deliver(incoming(text))), [{ message_type: 'inform', content: text }], JSON.stringify(text));
+        // Metadata is skipped word by word when the message is read, and read when the agent asks.
+        assert.deepEqual(replies(tracer.deliver(incoming('x', { metadata: { k: text, [`${text}|`]: 'v' } }))), [{ message_type: 'inform', content: `k=${text}\n${text}|=v` }], JSON.stringify(text));
+      }
+    }
+    // A string that never closes, ending at or near a word's edge, makes the message unreadable.
+    for (let length = 0; length <= 20; length++) {
+      for (const raw of [`{"message_type":"request","content":"${'a'.repeat(length)}`, `{"message_type":"request","metadata":{"k":"${'a'.repeat(length)}`]) {
+        const run = echo.deliver(raw);
+        assert.deepEqual(run.stdout, [], raw);
+        assert.deepEqual(run.stderr, ['sdk: the incoming message is not a JSON object'], raw);
+      }
+    }
+  });
+
   test('crasher traps on "crash", and aborts with a line on fd 2 on "abort" and "throw"', () => {
     const crasher = startAgent('crasher');
     assert.deepEqual(replies(crasher.deliver(incoming('hello'))), [{ message_type: 'inform', content: 'ok' }]);
