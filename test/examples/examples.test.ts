@@ -341,7 +341,7 @@ describe('SDK and agents under the WASI shim', () => {
     for (let length = 0; length <= 20; length++) {
       const texts = ['a'.repeat(length)];
       for (let at = 0; at < length; at++) {
-        for (const special of ['"', '\\', '\u00e9', '\u{1f600}', '\n']) texts.push('a'.repeat(at) + special + 'a'.repeat(length - at - 1));
+        for (const special of ['"', '\\', '\u00e9', '\u2713', '\u{1f600}', '\n']) texts.push('a'.repeat(at) + special + 'a'.repeat(length - at - 1));
       }
       for (const text of texts) {
         assert.deepEqual(replies(echo.deliver(incoming(text))), [{ message_type: 'inform', content: text }], JSON.stringify(text));
