@@ -60,16 +60,9 @@ export class Message {
     this.entries = null;
     // Not `new ArrayBuffer`, which zeroes the bytes before they are copied over.
     const json = __new(len, idof<ArrayBuffer>());
-    copyBytes(json, ptr, len);
+    memory.copy(json, ptr, len);
     this.metadataJson = changetype<ArrayBuffer>(json);
   }
-}
-
-/** Copies `len` bytes from `src` to `dst` (regions apart), eight at a time. */
-function copyBytes(dst: usize, src: usize, len: usize): void {
-  let at: usize = 0;
-  for (; at + 8 <= len; at += 8) store<u64>(dst + at, load<u64>(src + at));
-  for (; at < len; at++) store<u8>(dst + at, load<u8>(src + at));
 }
 
 // The keys of the Message JSON, snake_case as the platform writes them, then the
