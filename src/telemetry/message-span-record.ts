@@ -5,8 +5,9 @@
  * each length known before its bytes, and the ids copied as the span holds
  * them, in bytes, rather than read from hex, and the fields of attribute
  * values that repeat copied whole once written: quicker than the general
- * writer (a call per field, a check for room per field). Writing two spans a message at 50–100k messages a second
- * is about half the CPU tracing costs at `trace_sample_rate` 1.0
+ * writer (a call per field, a check for room per field). Writing two spans a
+ * message at 50–100k messages a second is about half the CPU tracing costs
+ * at `trace_sample_rate` 1.0
  * (docs/benchmarks.md, "Eleventh pass" and "Twelfth pass").
  *
  * The shape: ids held as bytes (a light span keeps them so), a parent, no
