@@ -78,6 +78,13 @@ export function newSpanId(): string {
 
 /** Bytes of a block of light span ids: 512 ids. */
 const SPAN_ID_BLOCK_BYTES = 4096;
+/**
+ * Random bytes drawn per `randomFillSync` call: 16 blocks. In the running
+ * server a call costs about 50–60 µs whatever its size up to 64 KiB (4–5 µs
+ * alone in a loop; docs/benchmarks.md, "Twenty-second pass"), which was
+ * 0.24 µs a traced message when each block was a call of its own.
+ */
+const SPAN_ID_POOL_BYTES = 16 * SPAN_ID_BLOCK_BYTES;
 
 /**
  * Span ids for the message path's light spans (light-span.ts), kept as
@@ -85,16 +92,32 @@ const SPAN_ID_BLOCK_BYTES = 4096;
  * it in hex only when something asks (a `traceparent`, a span context).
  * `next` moves `at` to 8 fresh random bytes of `block`; a block is never
  * rewritten, so a span keeps `block` and `at` rather than a copy.
+ *
+ * A block is a copy of the next 4 KiB of a larger pool of random bytes, not
+ * a view of it: a span keeps its block alive (and its parent's), so a few
+ * long executions in flight hold 4 KiB each rather than the whole pool.
  */
 export class SpanIdBlocks {
   block = new Uint8Array(0);
   at = 0;
+  private readonly pool = new Uint8Array(SPAN_ID_POOL_BYTES);
+  private poolAt = SPAN_ID_POOL_BYTES;
+
+  private nextBlock(): Uint8Array<ArrayBuffer> {
+    if (this.poolAt === SPAN_ID_POOL_BYTES) {
+      randomFillSync(this.pool);
+      this.poolAt = 0;
+    }
+    const from = this.poolAt;
+    this.poolAt += SPAN_ID_BLOCK_BYTES;
+    return this.pool.slice(from, from + SPAN_ID_BLOCK_BYTES);
+  }
 
   next(): void {
     for (;;) {
       const at = this.at + 8;
       if (at + 8 > this.block.length) {
-        this.block = randomFillSync(new Uint8Array(SPAN_ID_BLOCK_BYTES));
+        this.block = this.nextBlock();
         this.at = 0;
       } else this.at = at;
       const block = this.block;
