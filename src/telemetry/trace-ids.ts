@@ -80,9 +80,9 @@ export function newSpanId(): string {
 const SPAN_ID_BLOCK_BYTES = 4096;
 /**
  * Random bytes drawn per `randomFillSync` call: 16 blocks. In the running
- * server a call costs about 50–60 µs whatever its size up to 64 KiB (4–5 µs
- * alone in a loop; docs/benchmarks.md, "Twenty-second pass"), which was
- * 0.24 µs a traced message when each block was a call of its own.
+ * server a call took 50–65 µs for 4 KiB and about 90 µs for 64 KiB (4–7 and
+ * 13–18 µs alone in a loop; docs/benchmarks.md, "Twenty-second pass"): a
+ * call per block was 0.25 µs a traced message.
  */
 const SPAN_ID_POOL_BYTES = 16 * SPAN_ID_BLOCK_BYTES;
 
