@@ -26,6 +26,8 @@ export interface AgentSettings {
   shutdownTimeoutMs: number;
   /** 0 disables the quota. */
   cpuQuotaMillicores: number;
+  /** `max_memory_pages` in bytes: no agent runs with a higher limit, whatever its stored `memory_limit` says. */
+  maxMemoryBytes: number;
   maxConcurrentExecutions: number;
   maxRestarts: number;
   restartPeriodMs: number;

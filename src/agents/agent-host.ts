@@ -149,6 +149,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     idleTimeoutMs: settings.idleTimeoutMs,
     mailboxSize: settings.mailboxSize,
     cpuQuotaMillicores: settings.cpuQuotaMillicores,
+    maxMemoryBytes: settings.maxMemoryBytes,
   };
 
   /** The supervisor's view of a child, forwarded to the agent's machine. */

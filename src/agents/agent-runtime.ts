@@ -47,6 +47,8 @@ export interface AgentEnvironment {
   readonly idleTimeoutMs: number;
   readonly mailboxSize: number;
   readonly cpuQuotaMillicores: number;
+  /** `max_memory_pages` in bytes, as the server runs now. */
+  readonly maxMemoryBytes: number;
 }
 
 /** How an agent came to be on this node: the reason of its first transition. */
@@ -135,8 +137,14 @@ export class AgentRuntime implements Schedulable {
     return this.record.resources.cpuShares;
   }
 
+  /**
+   * The memory limit the agent runs under: its stored `memory_limit`, but never
+   * above `max_memory_pages` as the server runs now. A limit stored under a
+   * higher maximum (the operator lowered it since) is kept in the store, so
+   * the agent has it back if the maximum is raised again.
+   */
   get memoryLimitBytes(): number {
-    return this.record.resources.memoryLimit;
+    return Math.min(this.record.resources.memoryLimit, this.env.maxMemoryBytes);
   }
 
   /** The state clients see: `executing` while a message is being handled. */

@@ -23,6 +23,7 @@ export function agentSettingsFrom(runtime: Config['runtime']): AgentSettings {
     startupTimeoutMs: runtime.agent_startup_timeout,
     shutdownTimeoutMs: runtime.agent_shutdown_timeout,
     cpuQuotaMillicores: runtime.cpu_quota_per_agent,
+    maxMemoryBytes: maxAgentMemoryBytes(runtime),
     maxConcurrentExecutions: runtime.max_concurrent_executions,
     maxRestarts: runtime.restart_max_restarts,
     restartPeriodMs: runtime.restart_period,

@@ -14,7 +14,8 @@ export function toAgent(record: AgentRecord, runtime: AgentRuntime | undefined):
     agent_id: record.agentId,
     name: record.name,
     capabilities: [...record.capabilities],
-    resources: { memory_limit: record.resources.memoryLimit, cpu_shares: record.resources.cpuShares },
+    // On this node, the limit the agent runs under (agent-runtime.ts); elsewhere, the stored one.
+    resources: { memory_limit: runtime?.memoryLimitBytes ?? record.resources.memoryLimit, cpu_shares: record.resources.cpuShares },
     state: runtime?.visibleState ?? 'stopped',
     node_id: record.nodeId,
     module_sha256: record.moduleSha256,

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { burner, compile } from '../agents/agent-wat.js';
+import { burner, compile, grower } from '../agents/agent-wat.js';
 import { CLIENT, ask, ctx, deliveredTo, deploy, example, startTestServer, transitions, waitForState } from '../agents/agent-fixtures.js';
 
 function tempDir(): { path: string; remove(): void } {
@@ -92,6 +92,53 @@ describe('server', () => {
         assert.match(String(failed?.reason), /^restore_failed: /);
         await third.service.undeploy(counter, ctx);
         assert.equal((await third.service.list({}, ctx)).agents.length, 1);
+      } finally {
+        await third.stop();
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it('a restored agent is held to a lowered max_memory_pages, and lists it as its memory_limit', async () => {
+    const PAGE = 65_536;
+    const dir = tempDir();
+    // With lower_memory_maximum on, admission lowers the module's 64-page maximum to max_memory_pages, and the
+    // agent's limit lowers it further. The agent is listed with the limit it runs under, not a stored one above it.
+    const lowered = { 'runtime.lower_memory_maximum': 'true' };
+    try {
+      const first = await startTestServer({ dir: dir.path, overrides: lowered });
+      let grows: string;
+      let small: string;
+      try {
+        const module = await compile(grower(1, 64));
+        grows = await deploy(first, module, 'grows');
+        small = await deploy(first, module, 'small', { memory_limit: 4 * PAGE, cpu_shares: 0 });
+        const events = first.events();
+        assert.equal((await ask(first, events, grows, 'grow')).content, '64', 'memory_limit 0 is max_memory_pages (1,024): the module maximum bounds it');
+        assert.equal((await first.service.get(grows, ctx)).resources.memory_limit, 1024 * PAGE);
+      } finally {
+        await first.stop();
+      }
+
+      const second = await startTestServer({ dir: dir.path, overrides: { ...lowered, 'runtime.max_memory_pages': 8 } });
+      try {
+        const events = second.events();
+        assert.equal((await ask(second, events, grows, 'grow')).content, '8', 'the stored limit of 1,024 pages is above the 8 now allowed');
+        assert.equal((await ask(second, events, small, 'grow')).content, '4', 'a stored limit under the new maximum is kept');
+        assert.equal((await second.service.get(grows, ctx)).resources.memory_limit, 8 * PAGE);
+        assert.equal((await second.service.get(small, ctx)).resources.memory_limit, 4 * PAGE);
+        const listed = (await second.service.list({}, ctx)).agents.map((a) => [a.name, a.resources.memory_limit]);
+        assert.deepEqual(listed, [['grows', 8 * PAGE], ['small', 4 * PAGE]]);
+      } finally {
+        await second.stop();
+      }
+
+      // The stored request is kept: with the maximum raised again, the agent has its own limit back.
+      const third = await startTestServer({ dir: dir.path, overrides: lowered });
+      try {
+        assert.equal((await ask(third, third.events(), grows, 'grow')).content, '64');
+        assert.equal((await third.service.get(grows, ctx)).resources.memory_limit, 1024 * PAGE);
       } finally {
         await third.stop();
       }
