@@ -43,6 +43,7 @@ import { constants, setPriority } from 'node:os';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { ensureExamplesBuilt } from '../scripts/build-examples.js';
+import { SERVER_NODE_FLAGS } from '../src/node-flags.js';
 import { renderTable, summarise, type Row } from './harness.js';
 import { NODE_PROCESS_ENV, PAIRS, SETTINGS, startNode, type Count, type Node, type NodeCommand, type NodeProcessInit, type NodeReply } from './observability-node.js';
 
@@ -200,9 +201,9 @@ async function compiledNodeModule(): Promise<string> {
 
 async function startNodeProcess(module: string, init: NodeProcessInit): Promise<NodeProcess> {
   const setting = SETTINGS[init.index]!;
-  // No `--import tsx` (this process's execArgv): the compiled server runs as it ships.
+  // Not this process's execArgv (`--import tsx`): the compiled server runs as it ships, under the flags `npm start` gives it.
   const child = fork(module, [], {
-    execArgv: [],
+    execArgv: [...SERVER_NODE_FLAGS],
     env: { ...process.env, [NODE_PROCESS_ENV]: JSON.stringify(init) },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });

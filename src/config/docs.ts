@@ -1,3 +1,4 @@
+import { SERVER_NODE_FLAGS } from '../node-flags.js';
 import { envName } from './load.js';
 import { CONFIG_SCHEMA, ENV_SHORTCUTS, type SectionName } from './schema.js';
 import type { Setting } from './setting.js';
@@ -37,6 +38,14 @@ export function renderConfigDocs(): string {
     'execution_timeout = "2s"',
     'max_module_size = "10MiB"',
     '```',
+    '',
+    '## Node flags',
+    '',
+    `\`npm start\` and the \`svc\` executable run Node with \`${SERVER_NODE_FLAGS.join(' ')}\`: a young generation of up to`,
+    'two 64 MiB semi-spaces, collected less often under a heavy message load (docs/benchmarks.md, "Twenty-ninth pass").',
+    'It costs up to 96 MiB more resident memory while the load lasts. V8 reads heap flags only at start, and for them',
+    'the command line wins over `NODE_OPTIONS`; to run with another size, start the server as',
+    '`node --max-semi-space-size=N dist/src/cli/main.js start`.',
   ];
   for (const [section, settings] of Object.entries(CONFIG_SCHEMA) as Array<[SectionName, Record<string, Setting<unknown>>]>) {
     lines.push('', `## [${section}]`, '', '| key | environment | type | default | meaning |', '|---|---|---|---|---|');

@@ -1,0 +1,23 @@
+/**
+ * The Node flags the server runs under: `npm start`, the `svc` script and
+ * the `svc` executable's `#!` line all pass them, and the benchmarks give
+ * them to the servers they start (a test holds the first three to this list).
+ * They are V8 heap settings, which take effect only on the command line:
+ * V8 sizes its heap when the process starts, and a flag set later by
+ * `v8.setFlagsFromString` changes nothing.
+ *
+ * `--max-semi-space-size=64` lets the young generation grow to two 64 MiB
+ * semi-spaces (V8's own ceiling on 64-bit is two of 16). A busy server
+ * keeps each message for about a tenth of a second (the per-agent history),
+ * and at V8's ceiling the young generation is collected about a dozen times a
+ * second, so most of those messages are copied twice and promoted, and the
+ * old generation grows by megabytes a second. Four times rarer collections
+ * let most of them die young: untraced throughput was 1–5% higher
+ * (docs/benchmarks.md, "Twenty-ninth pass"). The price is up to 96 MiB
+ * more resident memory under load; V8 grows the young generation only when
+ * the allocation rate asks for it, so an idle server stays at its usual size.
+ * An operator who wants another size runs
+ * `node --max-semi-space-size=N dist/src/cli/main.js start` (the command line
+ * wins over `NODE_OPTIONS` for V8 flags).
+ */
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=64'];
