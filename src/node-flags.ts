@@ -10,7 +10,7 @@
  * semi-spaces (V8's own ceiling on 64-bit is two of 16). A busy server
  * keeps each message for about a tenth of a second (the per-agent history),
  * and at V8's ceiling the young generation is collected about a dozen times a
- * second, so most of those messages are copied twice and promoted, and the
+ * second, so many of those messages are copied twice and promoted, and the
  * old generation grows by megabytes a second. Four times rarer collections
  * let most of them die young: untraced throughput was 1–5% higher
  * (docs/benchmarks.md, "Twenty-ninth pass"). The price is up to 96 MiB
