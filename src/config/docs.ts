@@ -1,4 +1,4 @@
-import { SERVER_NODE_FLAGS } from '../node-flags.js';
+import { SEMI_SPACE_EXTRA_MIB, SEMI_SPACE_MIB, SERVER_NODE_FLAGS } from '../node-flags.js';
 import { envName } from './load.js';
 import { CONFIG_SCHEMA, ENV_SHORTCUTS, type SectionName } from './schema.js';
 import type { Setting } from './setting.js';
@@ -42,8 +42,8 @@ export function renderConfigDocs(): string {
     '## Node flags',
     '',
     `\`npm start\` and the \`svc\` executable run Node with \`${SERVER_NODE_FLAGS.join(' ')}\`: a young generation of up to`,
-    'two 64 MiB semi-spaces, collected less often under a heavy message load (docs/benchmarks.md, "Twenty-ninth pass").',
-    'It costs up to 96 MiB more resident memory while the load lasts. V8 reads heap flags only at start, and for them',
+    `two ${SEMI_SPACE_MIB} MiB semi-spaces, collected less often under a heavy message load (docs/benchmarks.md, "Twenty-ninth pass").`,
+    `It costs up to ${SEMI_SPACE_EXTRA_MIB} MiB more resident memory while the load lasts. V8 reads heap flags only at start, and for them`,
     'the command line wins over `NODE_OPTIONS`; to run with another size, start the server as',
     '`node --max-semi-space-size=N dist/src/cli/main.js start`.',
   ];

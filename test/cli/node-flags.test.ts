@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { SERVER_NODE_FLAGS } from '../../src/node-flags.js';
+import { VERSION } from '../../src/version.js';
+import { SEMI_SPACE_MIB, SERVER_NODE_FLAGS, V8_SEMI_SPACE_MIB } from '../../src/node-flags.js';
 
 const root = new URL('../../', import.meta.url);
 const run = promisify(execFile);
@@ -34,6 +36,13 @@ async function youngGenerationMiB(command: string, args: string[]): Promise<numb
 
 describe('the Node flags the server runs under', () => {
   const flags = SERVER_NODE_FLAGS.join(' ');
+  /** The young generation's size at V8's own ceiling: two semi-spaces. */
+  const ceiling = 2 * V8_SEMI_SPACE_MIB;
+
+  it('ask for semi-spaces past V8\'s own ceiling', () => {
+    assert.ok(SEMI_SPACE_MIB > V8_SEMI_SPACE_MIB);
+    assert.deepEqual(SERVER_NODE_FLAGS, [`--max-semi-space-size=${SEMI_SPACE_MIB}`]);
+  });
 
   it('npm start and the svc script pass them', () => {
     const scripts = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: Record<string, string> }).scripts;
@@ -47,14 +56,22 @@ describe('the Node flags the server runs under', () => {
     const script = join(dir, 'grow.mjs');
     writeFileSync(script, `${shebang}\n${GROW_YOUNG_GENERATION}`);
     chmodSync(script, 0o755);
-    // Up to two 64 MiB semi-spaces; V8's own ceiling is two of 16.
-    assert.ok((await youngGenerationMiB(script, [])) > 32);
+    assert.ok((await youngGenerationMiB(script, [])) > ceiling);
+  });
+
+  it('the built svc executable runs by its #! line (npm run build makes it executable)', async () => {
+    // `npm install` and `npm ci` build dist/ (the prepare script), so a checkout has it.
+    const built = fileURLToPath(new URL('dist/src/cli/main.js', root));
+    assert.equal(readFileSync(built, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${flags}`);
+    assert.equal(statSync(built).mode & 0o111, 0o111);
+    const { stdout } = await run(built, ['--version'], { cwd: dir });
+    assert.equal(stdout.trim(), VERSION);
   });
 
   it('without them V8 keeps the young generation at its own ceiling', async () => {
     const script = join(dir, 'plain.mjs');
     writeFileSync(script, GROW_YOUNG_GENERATION);
-    assert.ok((await youngGenerationMiB(process.execPath, [script])) <= 32);
-    assert.ok((await youngGenerationMiB(process.execPath, [...SERVER_NODE_FLAGS, script])) > 32);
+    assert.ok((await youngGenerationMiB(process.execPath, [script])) <= ceiling);
+    assert.ok((await youngGenerationMiB(process.execPath, [...SERVER_NODE_FLAGS, script])) > ceiling);
   });
 });
