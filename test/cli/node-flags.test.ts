@@ -36,6 +36,8 @@ async function youngGenerationMiB(command: string, args: string[]): Promise<numb
 
 describe('the Node flags the server runs under', () => {
   const flags = SERVER_NODE_FLAGS.join(' ');
+  /** The first line of the `svc` executable, in its source and once built. */
+  const shebang = `#!/usr/bin/env -S node ${flags}`;
   /** The young generation's size at V8's own ceiling: two semi-spaces. */
   const ceiling = 2 * V8_SEMI_SPACE_MIB;
 
@@ -46,8 +48,7 @@ describe('the Node flags the server runs under', () => {
   });
 
   it('the svc executable passes them on its #! line, and the kernel runs that line', async () => {
-    const shebang = readFileSync(new URL('src/cli/main.ts', root), 'utf8').split('\n')[0];
-    assert.equal(shebang, `#!/usr/bin/env -S node ${flags}`);
+    assert.equal(readFileSync(new URL('src/cli/main.ts', root), 'utf8').split('\n')[0], shebang);
     const script = join(dir, 'grow.mjs');
     writeFileSync(script, `${shebang}\n${GROW_YOUNG_GENERATION}`);
     chmodSync(script, 0o755);
@@ -57,7 +58,7 @@ describe('the Node flags the server runs under', () => {
   it('the built svc executable runs by its #! line (npm run build makes it executable)', async () => {
     // `npm install` and `npm ci` build dist/ (the prepare script), so a checkout has it.
     const built = fileURLToPath(new URL('dist/src/cli/main.js', root));
-    assert.equal(readFileSync(built, 'utf8').split('\n')[0], `#!/usr/bin/env -S node ${flags}`);
+    assert.equal(readFileSync(built, 'utf8').split('\n')[0], shebang);
     assert.equal(statSync(built).mode & 0o111, 0o111);
     const { stdout } = await run(built, ['--version'], { cwd: dir });
     assert.equal(stdout.trim(), VERSION);
