@@ -22,12 +22,16 @@
  *   `on('workerLost', listener): unsubscribe`.
  *
  * Batching: calls queue per worker and leave as one `batch` message of up to
- * `maxBatchSize` on the next `setImmediate`, or when a batch in flight is
+ * `maxBatchSize` on the next `setImmediate`, or when the batch in flight is
  * answered, together with the calls its results led to (agents answering
  * agents fill whole batches that way, rather than splitting into ever smaller
- * ones). With `MAX_BATCHES_IN_FLIGHT` batches per worker, a postMessage round
- * trip (20–50 µs) is paid per batch and the worker need not wait for the main
- * thread to settle the previous one.
+ * ones). A postMessage round trip (20–50 µs) and a wake-up are paid per batch.
+ * A worker is sent one batch at a time, and a second (`MAX_BATCHES_IN_FLIGHT`)
+ * only when a whole batch waits, so under a full load it starts the next
+ * without waiting for the main thread to settle the last. A second batch
+ * posted whenever one was in flight split a steady load into two half batches
+ * taking turns for the life of the process: twice the posts, and 13–27% more
+ * CPU a message (docs/benchmarks.md, "Thirty-first pass").
  *
  * Concurrency (`max_concurrent_executions`): a worker runs one request at a
  * time, so at most `workers` executions run at once by construction;
@@ -228,14 +232,19 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     slot.thread.worker.postMessage(message, transfer);
   }
 
+  /** One batch at a time, and a second only when a whole one waits (see "Batching" above). */
+  function mayPost(slot: WorkerSlot): boolean {
+    return slot.batches.size === 0 || (slot.batches.size < MAX_BATCHES_IN_FLIGHT && slot.queue.length >= maxBatch);
+  }
+
   function flush(slot: WorkerSlot): void {
-    while (!closed && slot.batches.size < MAX_BATCHES_IN_FLIGHT && slot.queue.length > 0) sendBatch(slot);
+    while (!closed && slot.queue.length > 0 && mayPost(slot)) sendBatch(slot);
   }
 
   function enqueue(slot: WorkerSlot, pending: Pending): void {
     if (closed || slot.broken) return lose(pending, 'worker_lost');
     slot.queue.push(pending);
-    if (slot.batches.size >= MAX_BATCHES_IN_FLIGHT || slot.flushScheduled) return;
+    if (!mayPost(slot) || slot.flushScheduled) return;
     slot.flushScheduled = true;
     // Deferred so the calls made in this turn of the event loop share one batch.
     setImmediate(() => {

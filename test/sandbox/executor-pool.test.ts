@@ -229,14 +229,14 @@ test('instantiations racing memory bombs for the last headroom get it or RESOURC
  * instantiation asked for then has to wait for those grants.
  */
 async function headroomHeldBySpinners(): Promise<{ p: ReturnType<typeof pool>; spins: Array<Promise<ExecutionResult>>; echo: AdmittedModule }> {
-  const p = pool({ workers: 1, wasmMemoryLimitBytes: 4 * MiB, executionTimeoutMs: 300 });
+  const p = pool({ workers: 1, maxBatchSize: 1, wasmMemoryLimitBytes: 4 * MiB, executionTimeoutMs: 300 });
   const spinner = await handAdmitted('hostile/fuel-bypass.wat', { maximumPages: 1024 });
   const echo = await handAdmitted('agents/echo.wat');
   await Promise.all(['spin-a', 'spin-b'].map((id) => p.instantiate(id, spinner, { memoryLimitBytes: 4 * MiB })));
   const spins: Array<Promise<ExecutionResult>> = [];
   for (const id of ['spin-a', 'spin-b']) {
     spins.push(p.execute(id, new Uint8Array()));
-    // Each call leaves in its own batch.
+    // Batches of one call: the second leaves while the first runs, so both hold a grant.
     await new Promise((resolve) => setImmediate(resolve));
   }
   return { p, spins, echo };
@@ -290,6 +290,38 @@ test('executions are batched per worker and answer in order', async () => {
     const batches = p.stats().batches - before;
     assert.ok(batches <= Math.ceil(results.length / DEFAULT_MAX_BATCH_SIZE) + 2, `${batches} batches for ${results.length} executions`);
     console.log(`# ${results.length} executions in ${batches} batches: ${Math.round(results.length / seconds)} msg/s`);
+  } finally {
+    await p.close();
+  }
+});
+
+test('a worker is sent one batch at a time, and a second only when a whole batch waits', async () => {
+  const p = pool({ workers: 1, maxBatchSize: 3, executionTimeoutMs: 300 });
+  const turn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+  try {
+    const spinner = await handAdmitted('hostile/fuel-bypass.wat');
+    const echo = await handAdmitted('agents/echo.wat');
+    await p.instantiate('spin', spinner, { memoryLimitBytes: MiB });
+    await p.instantiate('echo', echo, { memoryLimitBytes: MiB });
+    const before = p.stats().batches;
+    const spin = p.execute('spin', new Uint8Array());
+    await turn();
+    assert.equal(p.stats().batches, before + 1);
+    const echoes: Array<Promise<ExecutionResult>> = [];
+    for (let i = 0; i < 3; i++) {
+      assert.equal(p.stats().batches, before + 1, `${i} calls wait for the batch in flight`);
+      echoes.push(p.execute('echo', text.encode(`{"n":${i}}`)));
+      await turn();
+    }
+    assert.equal(p.stats().batches, before + 2, 'a whole batch leaves while the first runs');
+    echoes.push(p.execute('echo', text.encode('{"n":3}')));
+    await turn();
+    assert.equal(p.stats().batches, before + 2, 'two batches in flight at most');
+    assert.equal(p.stats().pendingCalls, 5);
+    // The spinner ends with its worker, and the calls behind it with them: none is left unanswered.
+    assert.equal(failureOf(await spin), 'timeout');
+    assert.deepEqual((await Promise.all(echoes)).map(failureOf), ['worker_lost', 'worker_lost', 'worker_lost', 'worker_lost']);
+    assert.equal(p.stats().pendingCalls, 0);
   } finally {
     await p.close();
   }
