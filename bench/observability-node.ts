@@ -52,6 +52,9 @@ export async function startNode(setting: Setting, collectorUrl: string): Promise
     'server.http_addr': '127.0.0.1:0',
     'server.grpc_addr': '127.0.0.1:0',
     'server.metrics_addr': '127.0.0.1:0',
+    // One executor thread, not the default of one a core (two on the reference machine): every pass has
+    // measured tracing's cost so. With two the main thread is the only bottleneck and carries all of
+    // tracing's cost; one run measured 0.799× at 1.0 (docs/benchmarks.md, "Twentieth pass").
     'runtime.executor_workers': 1,
     // No CPU quota: an execution's time is measured on the wall clock, so one that a SIGSTOP of the
     // benchmark froze for a few turns would be charged those turns, and its agent held back for
