@@ -60,6 +60,12 @@ export async function startNode(setting: Setting, collectorUrl: string): Promise
     // benchmark froze for a few turns would be charged those turns, and its agent held back for
     // ten times as long (a 100m quota). That stalled whole games, and at the stop outlasted the wait.
     'runtime.cpu_quota_per_agent': 0,
+    // The watchdog's limit is on the wall clock too, and a process waits for its next turn while the
+    // seventeen others take theirs: up to 2 × 17 turns of 1.5 s when it comes first in one round and
+    // last in the next. With the 30 s default, an execution frozen across such a wait was stopped as
+    // a runaway, and every game of that server stalled (one run). Ten minutes is past any wait.
+    'runtime.max_execution_time': '10m',
+    'runtime.execution_timeout': '10m',
     'observability.enable_tracing': setting.tracing,
     'observability.trace_sample_rate': setting.rate,
     'observability.otlp_endpoint': setting.tracing ? collectorUrl : '',

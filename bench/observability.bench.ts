@@ -10,24 +10,33 @@
  *   and a `svc.agent.execute` span per hop): at most 15% slower than off at
  *   1.0, 5% at 0.1.
  *
- * The throughput servers run in processes of their own, four for each
+ * The throughput servers run in processes of their own, six for each
  * setting, and play without pause: a pair whose game ends starts the next.
  * Those processes run the server compiled, by plain `node`, as `npm start`
  * does (observability-node.ts says why); the `Health` servers run here.
  * The benchmark time-slices them. Only one process runs at a time (the
- * others are stopped with SIGSTOP); each gets 50 ms turns, in a shuffled
- * order, and measures the messages its agents are handed within its turn.
- * The reference VM's speed wanders by ±25% from one half-second to the
- * next (a fixed CPU loop shows it), so servers that took turns of a second
- * or more saw different machines; in 50 ms turns they all see the same one.
- * A setting's rate pools its four processes: the same server in two
+ * others are stopped with SIGSTOP); each gets turns of 1.5 s, in a shuffled
+ * order, and counts the messages its agents are handed in the last second
+ * of each. The reference VM's speed wanders by ±25% from one half-second to
+ * the next (a fixed CPU loop shows it); in a shuffled order over a hundred
+ * and more turns that wander falls on every setting alike. The first half
+ * second of a turn is not counted: a server resumed after seconds stopped
+ * runs slower for about that long, and a traced one much slower (at 1.0,
+ * 0.72× off in its first 50 ms, 0.87–0.89× from 100 to 300 ms, 0.93–0.95×
+ * from 500 ms on; docs/benchmarks.md, "Thirty-fourth pass"). A server that
+ * is never stopped has no such moments, and the 50 ms turns used before
+ * measured almost nothing else. The benchmark prints that first part of the
+ * turns, against tracing off, beside the figures.
+ * A setting's rate pools its six processes: the same server in two
  * processes can run several percent apart for the whole life of both
  * (docs/benchmarks.md, "Twelfth pass"), so a setting measured in fewer
- * processes is measured against luck. The tracing-off processes in two
- * pooled halves, one against the other, give the benchmark's resolution,
- * and each setting's slowest and fastest process are shown. So is the CPU
- * time a message costs (all threads of the process): it is steadier than
- * the rate, and says what tracing costs where the machine is busy.
+ * processes is measured against luck (with 1.5 s turns, four a setting
+ * left the two halves of the untraced ones up to 9% apart). The
+ * tracing-off processes in two pooled halves, one against the other, give
+ * the benchmark's resolution, and each setting's slowest and fastest
+ * process are shown. So is the CPU time a message costs (all threads of
+ * the process): it is steadier than the rate, and says what tracing costs
+ * where the machine is busy.
  *
  * The collector is a separate process at the lowest CPU priority that counts
  * the spans it receives and answers at once, so the figures include
@@ -50,13 +59,15 @@ import { NODE_PROCESS_ENV, PAIRS, SETTINGS, startNode, type Count, type Node, ty
 const HEALTH_WARMUP = 2_000;
 const HEALTH_SAMPLES = 10_000;
 /** Processes per setting (even): a setting's rate pools them, and the tracing-off ones, in two halves, measure the benchmark's resolution. */
-const PROCESSES = 4;
-/** A process's turn: it runs alone for this long. */
-const TURN_MS = 50;
+const PROCESSES = 6;
+/** The start of a process's turn, not counted: a server resumed from SIGSTOP needs about this long to run as it does unstopped. */
+const TURN_HEAD_MS = 500;
+/** The rest of a process's turn, counted: it runs alone for `TURN_HEAD_MS` and then this long. */
+const TURN_MS = 1_000;
 /** Running time of each process before its turns count (compiling, tier-up of the agents' WebAssembly, first exports). */
 const WARMUP_S = 8;
-/** Running time of each process whose turns count. */
-const COUNTED_S = 12;
+/** Counted running time of each process. */
+const COUNTED_S = 10;
 /** The issue's budgets: what tracing may add at each rate. */
 const BUDGET = { full: 1.15, sampled: 1.05 } as const;
 
@@ -261,6 +272,13 @@ interface Tally {
   cpuMicros: number;
 }
 
+/** Adds to `tally` what a process did between two of its counts. */
+function add(tally: Tally, from: Count, to: Count): void {
+  tally.messages += to.delivered - from.delivered;
+  tally.seconds += to.seconds - from.seconds;
+  tally.cpuMicros += to.cpuMicros - from.cpuMicros;
+}
+
 const rateOf = (tallies: readonly Tally[]): number => tallies.reduce((sum, t) => sum + t.messages, 0) / tallies.reduce((sum, t) => sum + t.seconds, 0);
 const cpuOf = (tallies: readonly Tally[]): number => tallies.reduce((sum, t) => sum + t.cpuMicros, 0) / tallies.reduce((sum, t) => sum + t.messages, 0);
 
@@ -275,6 +293,8 @@ async function messageRows(): Promise<Row[]> {
     }
     const running = processes.map(() => 0);
     const tallies: Tally[] = processes.map(() => ({ messages: 0, seconds: 0, cpuMicros: 0 }));
+    // The uncounted starts of the same turns, shown beside the figures.
+    const heads: Tally[] = processes.map(() => ({ messages: 0, seconds: 0, cpuMicros: 0 }));
     let seed = 0x5eed;
     const random = (): number => {
       seed = (Math.imul(seed, 1_103_515_245) + 12_345) >>> 0;
@@ -285,17 +305,16 @@ async function messageRows(): Promise<Row[]> {
         const node = processes[p]!;
         node.resume();
         try {
+          const resumed = await node.count();
+          await new Promise((r) => setTimeout(r, TURN_HEAD_MS));
           const before = await node.count();
           await new Promise((r) => setTimeout(r, TURN_MS));
           const after = await node.count();
-          const seconds = after.seconds - before.seconds;
           if (running[p]! >= WARMUP_S) {
-            const tally = tallies[p]!;
-            tally.messages += after.delivered - before.delivered;
-            tally.seconds += seconds;
-            tally.cpuMicros += after.cpuMicros - before.cpuMicros;
+            add(heads[p]!, resumed, before);
+            add(tallies[p]!, before, after);
           }
-          running[p]! += seconds;
+          running[p]! += after.seconds - resumed.seconds;
         } finally {
           node.pause();
         }
@@ -327,6 +346,15 @@ async function messageRows(): Promise<Row[]> {
       overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, undefined, off, BUDGET.sampled, slower),
       { name: `  resolution: the tracing-off processes in two pooled halves, one against the other`, unit: 'msg/s', median: offSecond, baseline: { name: 'first half', median: offFirst } },
       ...SETTINGS.map((_, n) => spreadRow(n)),
+      ...[1, 2].map((n): Row => {
+        const headOf = (setting: number): Tally[] => heads.filter((_, p) => processes[p]!.setting === setting);
+        return {
+          name: `  first ${TURN_HEAD_MS} ms of each turn (not counted), ${SETTINGS[n]!.name}`,
+          unit: 'msg/s',
+          median: rateOf(headOf(n)),
+          baseline: { name: SETTINGS[0]!.name, median: rateOf(headOf(0)) },
+        };
+      }),
       cpuRow(0, offCpu),
       cpuRow(1, fullCpu),
       cpuRow(2, sampledCpu),
