@@ -322,7 +322,7 @@ async function messageRows(): Promise<Row[]> {
     }
     let dropped = 0;
     for (const node of processes) dropped += await node.stop();
-    const of = (setting: number): Tally[] => tallies.filter((_, p) => processes[p]!.setting === setting);
+    const of = (setting: number, from: readonly Tally[] = tallies): Tally[] => from.filter((_, p) => processes[p]!.setting === setting);
     const [off, full, sampled] = SETTINGS.map((_, n) => rateOf(of(n))) as [number, number, number];
     const [offCpu, fullCpu, sampledCpu] = SETTINGS.map((_, n) => cpuOf(of(n))) as [number, number, number];
     // The tracing-off processes in two halves, each pooled, one against the other.
@@ -346,15 +346,12 @@ async function messageRows(): Promise<Row[]> {
       overheadRow(`${label}, tracing 0.1 → OTLP`, 'msg/s', sampled, undefined, off, BUDGET.sampled, slower),
       { name: `  resolution: the tracing-off processes in two pooled halves, one against the other`, unit: 'msg/s', median: offSecond, baseline: { name: 'first half', median: offFirst } },
       ...SETTINGS.map((_, n) => spreadRow(n)),
-      ...[1, 2].map((n): Row => {
-        const headOf = (setting: number): Tally[] => heads.filter((_, p) => processes[p]!.setting === setting);
-        return {
-          name: `  first ${TURN_HEAD_MS} ms of each turn (not counted), ${SETTINGS[n]!.name}`,
-          unit: 'msg/s',
-          median: rateOf(headOf(n)),
-          baseline: { name: SETTINGS[0]!.name, median: rateOf(headOf(0)) },
-        };
-      }),
+      ...[1, 2].map((n): Row => ({
+        name: `  first ${TURN_HEAD_MS} ms of each turn (not counted), ${SETTINGS[n]!.name}`,
+        unit: 'msg/s',
+        median: rateOf(of(n, heads)),
+        baseline: { name: SETTINGS[0]!.name, median: rateOf(of(0, heads)) },
+      })),
       cpuRow(0, offCpu),
       cpuRow(1, fullCpu),
       cpuRow(2, sampledCpu),
