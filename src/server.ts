@@ -106,9 +106,9 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const admission = createAdmission(sandboxLimitsFrom(runtime));
   // One registry for the server's life: counters carry on across a restart of the services.
   const metrics = options.metrics ?? createMetrics({ dataDir, clock });
-  const tracing = options.tracing ?? createTracing(config.observability, { serviceVersion: VERSION, log });
+  const tracing = options.tracing ?? createTracing(config.observability, { serviceVersion: VERSION, log, clock });
   // Pushes the same registry over OTLP when an endpoint is set; its last export comes after the agents drained.
-  const metricsExport = createMetricsExport(config.observability, { registry: metrics.registry, serviceVersion: VERSION, log });
+  const metricsExport = createMetricsExport(config.observability, { registry: metrics.registry, serviceVersion: VERSION, log, clock });
 
   const parts: { store?: Store; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
   let nodeId = config.cluster.node_id;
@@ -249,7 +249,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   try {
     await options.whileStarting?.(server);
   } catch (error) {
-    // Nothing started yet but the telemetry threads.
+    // Nothing started yet but telemetry.
     await Promise.all([metricsExport.shutdown(), tracing.shutdown()]);
     throw error;
   }

@@ -39,28 +39,26 @@ export interface DoorTelemetry {
   log?: Logger;
 }
 
-let untraced: Tracing | undefined;
-
 /**
  * The tracer of a door built without the server's (tests, benchmarks of the
  * door alone): tracing off, so calls still get span and trace ids and nothing
- * is recorded or exported.
+ * is recorded or exported. Each door gets its own; doors share nothing.
  */
 export function untracedTracing(): Tracing {
-  untraced ??= createTracing(
+  return createTracing(
     {
       enable_tracing: false,
       otlp_endpoint: '',
       otlp_timeout: 0,
       otlp_headers: {},
       trace_sample_rate: 0,
+      message_trace_sample_rate: 0,
       service_name: 'svc',
       service_version: VERSION,
       deployment_environment: '',
     },
     { serviceVersion: VERSION },
   );
-  return untraced;
 }
 
 export interface ApiCall {

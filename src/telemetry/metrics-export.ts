@@ -2,39 +2,34 @@
  * OTLP metric export: with `enable_metrics` and an `otlp_endpoint`, every
  * metric of the server's prom-client registry is pushed to the collector each
  * `metrics_export_interval`, converted by prometheus-to-otlp.ts, under the
- * same resource attributes as the spans. `/metrics` keeps serving the same
- * registry; the push is a second way out, not a second set of figures.
+ * same resource attributes as the spans and in the same encoding (protobuf,
+ * otlp-exporter.ts). `/metrics` keeps serving the same registry; the push is
+ * a second way out, not a second set of figures.
  *
- * Exports run from a timer, never on a request's path, one at a time: a tick
- * that finds the previous export still in flight is skipped, which loses
- * nothing, as every value is cumulative and the next export carries it. A
- * failing collector is logged as the span exporter's is, at most once a
- * minute (otlp-exporter.ts).
+ * Exports run from a timer on the injected clock, never on a request's path,
+ * one at a time: a tick that finds the previous export still in flight is
+ * skipped, which loses nothing, as every value is cumulative and the next
+ * export carries it. A failing collector is logged as the span exporter's is,
+ * at most once a minute (export-reporter.ts).
  */
-import { OTLPMetricExporter as OtlpGrpcMetricExporter } from '@opentelemetry/exporter-metrics-otlp-grpc';
-import { OTLPMetricExporter as OtlpHttpMetricExporter } from '@opentelemetry/exporter-metrics-otlp-http';
-import { core, type metrics as sdk } from '@opentelemetry/sdk-node';
+import { ExportResultCode, millisToHrTime, type ExportResult } from '@opentelemetry/core';
 import type { Registry } from 'prom-client';
-import { createRealClock, MAX_TIMER_MS, type Clock } from '../../supervisors/index.js';
-import { within } from './within.js';
+import { createRealClock, type Clock, type TimerHandle } from '../../supervisors/index.js';
 import { ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { createExportReporter, METRIC_EXPORT_MESSAGES } from './export-reporter.js';
 import type { Logger } from './logger.js';
 import { OTLP_TRACES_PATH, parseOtlpEndpoint, type OtlpEndpoint } from './otlp-endpoint.js';
-import { serviceResource } from './service-resource.js';
-import { createExportReporter, endpointForLog, grpcMetadata, type ExportReportMessages } from './otlp-exporter.js';
+import { createOtlpMetricExporter, endpointForLog } from './otlp-exporter.js';
 import { toResourceMetrics, type PromMetricJson } from './prometheus-to-otlp.js';
+import { serviceResource } from './service-resource.js';
+import { within } from './within.js';
 
 /** The OTLP/HTTP path of metrics (OTLP specification, "OTLP/HTTP Request"). */
 export const OTLP_METRICS_PATH = '/v1/metrics';
 /** The instrumentation scope of the exported metrics, as of the spans. */
 export const METER_NAME = 'svc';
 export const METRICS_EXPORT_INTERVAL_KEY = 'observability.metrics_export_interval';
-
-export const METRIC_EXPORT_MESSAGES: ExportReportMessages = {
-  failed: 'metric export failed; the next export sends the values again',
-  recovered: 'metric export recovered',
-};
 
 export type MetricsExportConfig = Pick<
   Config['observability'],
@@ -48,7 +43,7 @@ export interface MetricsExportOptions {
   serviceVersion: string;
   /** Export failures are reported here, at most once a minute. */
   log?: Logger;
-  /** Paces the failure lines. */
+  /** Drives the export interval, paces the failure lines and bounds the last export. */
   clock?: Clock;
 }
 
@@ -70,11 +65,6 @@ export function metricsEndpoint(endpoint: OtlpEndpoint): OtlpEndpoint {
   return { protocol: 'http', url: url.toString() };
 }
 
-export function createOtlpMetricExporter(endpoint: OtlpEndpoint, options: { timeoutMs: number; headers: Readonly<Record<string, string>> }): sdk.PushMetricExporter {
-  if (endpoint.protocol === 'http') return new OtlpHttpMetricExporter({ url: endpoint.url, headers: { ...options.headers }, timeoutMillis: options.timeoutMs });
-  return new OtlpGrpcMetricExporter({ url: endpoint.url, metadata: grpcMetadata(options.headers), timeoutMillis: options.timeoutMs });
-}
-
 const IDLE: MetricsExport = { exporting: false, exportNow: () => Promise.resolve(), shutdown: () => Promise.resolve() };
 
 export function createMetricsExport(config: MetricsExportConfig, options: MetricsExportOptions): MetricsExport {
@@ -82,21 +72,22 @@ export function createMetricsExport(config: MetricsExportConfig, options: Metric
   const traces = parseOtlpEndpoint(config.otlp_endpoint);
   if (traces === undefined) return IDLE;
   if (!(config.metrics_export_interval > 0)) throw new ConfigError(METRICS_EXPORT_INTERVAL_KEY, 'must be longer than 0 when metrics are exported');
+  const clock = options.clock ?? createRealClock();
   const endpoint = metricsEndpoint(traces);
   const exporter = createOtlpMetricExporter(endpoint, { timeoutMs: config.otlp_timeout, headers: config.otlp_headers });
-  const report = createExportReporter({ log: options.log, clock: options.clock ?? createRealClock(), endpoint: endpointForLog(endpoint), messages: METRIC_EXPORT_MESSAGES });
+  const report = createExportReporter({ log: options.log, clock, endpoint: endpointForLog(endpoint), messages: METRIC_EXPORT_MESSAGES });
   const resource = serviceResource(config, options.serviceVersion);
   const scope = { name: METER_NAME, version: config.service_version || options.serviceVersion };
-  const startTime = core.millisToHrTime(Date.now());
+  const startTime = millisToHrTime(Date.now());
 
   async function send(): Promise<void> {
     try {
       // prom-client's typings misname `type` (see PromMetricJson).
       const read = (await options.registry.getMetricsAsJSON()) as unknown as PromMetricJson[];
-      const data = toResourceMetrics(read, { resource, scope, startTime, time: core.millisToHrTime(Date.now()) });
-      report(await new Promise<core.ExportResult>((resolve) => exporter.export(data, resolve)));
+      const data = toResourceMetrics(read, { resource, scope, startTime, time: millisToHrTime(Date.now()) });
+      report(await new Promise<ExportResult>((resolve) => exporter.export(data, resolve)));
     } catch (error) {
-      report({ code: core.ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
+      report({ code: ExportResultCode.FAILED, error: error instanceof Error ? error : new Error(String(error)) });
     }
   }
 
@@ -109,13 +100,14 @@ export function createMetricsExport(config: MetricsExportConfig, options: Metric
     return sending;
   }
 
-  // A real timer, unref'd: the export must never keep the process alive, which a Clock handle cannot promise.
-  const timer = setInterval(() => {
-    if (inFlight === undefined) void start();
-  }, Math.min(config.metrics_export_interval, MAX_TIMER_MS));
-  timer.unref();
-
   let stopped: Promise<void> | undefined;
+  let timer: TimerHandle | undefined;
+  function tick(): void {
+    if (inFlight === undefined) void start();
+    timer = clock.setTimeout(tick, config.metrics_export_interval);
+  }
+  timer = clock.setTimeout(tick, config.metrics_export_interval);
+
   return {
     exporting: true,
     async exportNow() {
@@ -124,15 +116,14 @@ export function createMetricsExport(config: MetricsExportConfig, options: Metric
       await start();
     },
     shutdown() {
-      clearInterval(timer);
-      stopped ??= within(
-        config.otlp_timeout,
-        (async () => {
-          await inFlight;
-          await start();
-          await exporter.shutdown();
-        })(),
-      ).then(() => undefined);
+      if (stopped !== undefined) return stopped;
+      clock.clearTimeout(timer);
+      const last = (async () => {
+        await inFlight;
+        await start();
+        await exporter.shutdown();
+      })();
+      stopped = within(clock, config.otlp_timeout, last).then(() => undefined);
       return stopped;
     },
   };

@@ -10,9 +10,8 @@
  * collected, through `readAtCollect`.
  */
 import type { Socket } from 'node:net';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { createRealClock, type Clock } from '../../supervisors/index.js';
-import type { MetricSample, MetricsSummary } from '../agents/agent-service-types.js';
 import {
   grpcMethodLabel,
   grpcStatusLabel,
@@ -22,6 +21,7 @@ import {
   type MetricKey,
   type MetricSpec,
 } from './metric-catalog.js';
+import { registerNodeMetrics } from './node-metrics.js';
 import { createProcessProbes, type ProcessProbes } from './process-probes.js';
 
 type Catalog = typeof METRICS;
@@ -37,6 +37,18 @@ export type MetricHandles = { readonly [K in MetricKey]: HandleOf<Catalog[K]> };
 
 /** Gauges without labels, which may be read at collection time. */
 export type CollectedGauge = { [K in MetricKey]: Catalog[K] extends { readonly type: 'gauge'; readonly labels: readonly [] } ? K : never }[MetricKey];
+
+/** One sample as the JSON APIs return it (`svc.v1.MetricSample`). */
+export interface MetricSample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** Every sample of the registry, as `Metrics` and `GET /api/v1/metrics` answer (`svc.v1.MetricsResponse`). */
+export interface MetricsSummary {
+  samples: MetricSample[];
+}
 
 /** Returns undefined when the figure cannot be read now; the gauge then keeps its last value. */
 export type GaugeReader = () => number | undefined | Promise<number | undefined>;
@@ -68,15 +80,6 @@ export interface MetricsOptions {
   /** Also register Node's process metrics (prom-client's defaults, `process_*` and `nodejs_*`). Default true. */
   nodeMetrics?: boolean;
 }
-
-/**
- * prom-client defaults that are gauges although their names end in `_total`:
- * `promtool check metrics` refuses them, and their unsuffixed twins
- * (`nodejs_active_handles{type}`, ...) carry the same figures by type.
- */
-export const NODE_GAUGES_NAMED_TOTAL = ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'] as const;
-/** One default metric, to tell whether the registry already collects the defaults (collecting twice throws). */
-const NODE_METRIC_PROBE = 'process_cpu_user_seconds_total';
 
 type AnyHandle = Counter<string> | Gauge<string> | Histogram<string>;
 
@@ -135,10 +138,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     }
   }
   const handles = built as MetricHandles;
-  if (options.nodeMetrics !== false && registry.getSingleMetric(NODE_METRIC_PROBE) === undefined) {
-    collectDefaultMetrics({ register: registry });
-    for (const name of NODE_GAUGES_NAMED_TOTAL) registry.removeSingleMetric(name);
-  }
+  if (options.nodeMetrics !== false) registerNodeMetrics(registry);
 
   const readAtCollect = (key: CollectedGauge, read: GaugeReader): void => {
     readers.set(METRICS[key].name, read);

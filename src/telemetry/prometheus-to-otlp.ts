@@ -16,7 +16,8 @@
  * string values as Prometheus has them.
  */
 import { ValueType, type Attributes, type HrTime } from '@opentelemetry/api';
-import { metrics as sdk, type resources } from '@opentelemetry/sdk-node';
+import type { Resource } from '@opentelemetry/resources';
+import * as sdk from '@opentelemetry/sdk-metrics';
 
 /**
  * One entry of `registry.getMetricsAsJSON()` as prom-client returns it at run
@@ -38,7 +39,7 @@ export interface PromValueJson {
 }
 
 export interface ConversionOptions {
-  readonly resource: resources.Resource;
+  readonly resource: Resource;
   readonly scope: { readonly name: string; readonly version?: string };
   /** Start of the cumulative series: when the export began. */
   readonly startTime: HrTime;

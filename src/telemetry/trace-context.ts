@@ -14,7 +14,9 @@
  * answer names its trace (see `echoedTraceId`), while the call's spans get
  * a new trace id, which the log lines name.
  *
- * These functions need no tracer: they work whether tracing is on or off.
+ * One W3C propagator carries the context over all three, through a getter
+ * and a setter per carrier. These functions need no tracer: they work
+ * whether tracing is on or off.
  */
 import {
   context,
@@ -26,7 +28,7 @@ import {
   type TextMapSetter,
 } from '@opentelemetry/api';
 import type { Metadata } from '@grpc/grpc-js';
-import { core } from '@opentelemetry/sdk-node';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { newTraceId, normalizeTraceId } from './trace-ids.js';
 
 export const TRACEPARENT = 'traceparent';
@@ -34,7 +36,8 @@ export const TRACESTATE = 'tracestate';
 /** HTTP header and gRPC metadata key a client sets to choose the trace id of its call. */
 export const TRACE_ID_HEADER = 'x-trace-id';
 
-const W3C = new core.W3CTraceContextPropagator();
+/** The one propagator of every carrier; it keeps no state. */
+const W3C = new W3CTraceContextPropagator();
 const REQUESTED_TRACE_ID = createContextKey('svc.requested_trace_id');
 const ECHOED_TRACE_ID = createContextKey('svc.echoed_trace_id');
 /** What an `x-trace-id` may be to be echoed: visible ASCII, as long as a request id reasonably is. */
@@ -155,3 +158,13 @@ export function currentSpanId(ctx: Context = context.active()): string | undefin
 export function traceIdOrNew(ctx: Context = context.active()): string {
   return currentTraceId(ctx) ?? newTraceId();
 }
+
+/** The helpers above, also reachable from the `Tracing` object. */
+export const propagation = {
+  injectHttpHeaders,
+  extractHttpHeaders,
+  injectGrpcMetadata,
+  extractGrpcMetadata,
+  injectMessageMetadata,
+  extractMessageMetadata,
+} as const;

@@ -1,19 +1,17 @@
-import { MAX_TIMER_MS } from '../../supervisors/index.js';
+import type { Clock } from '../../supervisors/index.js';
 
 /**
- * Settles when `work` does or after `ms`, whichever comes first, with true
- * when `work` finished in time; never rejects. The deadline stays ref'd: the
- * stop sequence after it (the `stopped` line) must run even when nothing
- * else keeps the process alive.
+ * Settles when `work` does or `ms` later on `clock`, whichever comes first,
+ * with true when `work` finished in time; never rejects. The stop sequence
+ * uses it to bound what a collector that does not answer can hold up.
  */
-export function within(ms: number, work: Promise<unknown>): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const deadline = new Promise<boolean>((resolve) => {
-    timer = setTimeout(() => resolve(false), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+export function within(clock: Clock, ms: number, work: Promise<unknown>): Promise<boolean> {
+  return new Promise((resolve) => {
+    const deadline = clock.setTimeout(() => resolve(false), Math.max(0, ms));
+    const done = (): void => {
+      clock.clearTimeout(deadline);
+      resolve(true);
+    };
+    work.then(done, done);
   });
-  const done = work.then(
-    () => true,
-    () => true,
-  );
-  return Promise.race([done, deadline]).finally(() => clearTimeout(timer));
 }

@@ -9,17 +9,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { tracing as sdk } from '@opentelemetry/sdk-node';
+import { hrTimeToMilliseconds } from '@opentelemetry/core';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { FUEL_USED_ATTRIBUTE } from '../../src/agents/message-trace.js';
 import { API_SPANS, SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
-import { hrTimeToMs } from '../../src/telemetry/span-record.js';
 import { memoryTracing, parentOf } from '../telemetry/telemetry-fixtures.js';
 import { INITIALIZE_TRAPS, compile } from './agent-wat.js';
 import { CLIENT, ask, ctx, deploy, example, messages, startTestServer, transitions, waitFor, waitForState, type TestServer } from './agent-fixtures.js';
-
-type ReadableSpan = sdk.ReadableSpan;
 
 const MS = 1_000_000n;
 const ns = (time: ReadableSpan['startTime']) => BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
@@ -189,8 +187,8 @@ describe('agent tracing', () => {
       await tracing.withSpan(API_SPANS.SendMessage, {}, () => ask(t, events, echo, 'hello'));
       const execute = (await spans()).find((s) => s.name === SPANS.agentExecute);
       assert.ok(execute, 'the execution is traced');
-      assert.ok(Math.abs(hrTimeToMs(execute.startTime) - (origin + 5_000)) < 0.001, 'dispatched at the clock reading');
-      assert.ok(Math.abs(hrTimeToMs(execute.endTime) - (origin + 5_000)) < 0.001, 'settled at the clock reading (the clock stood still)');
+      assert.ok(Math.abs(hrTimeToMilliseconds(execute.startTime) - (origin + 5_000)) < 0.001, 'dispatched at the clock reading');
+      assert.ok(Math.abs(hrTimeToMilliseconds(execute.endTime) - (origin + 5_000)) < 0.001, 'settled at the clock reading (the clock stood still)');
     } finally {
       await t.stop();
     }

@@ -1,16 +1,17 @@
 /**
  * message-trace.ts without a server: which sends and executions get spans
- * (only in recorded traces), what context each message carries on, and that
- * neither a client nor an agent can choose the trace context of what it sends.
+ * (only in recorded traces, new ones sampled at `message_trace_sample_rate`),
+ * what context each message carries on, and that neither a client nor an
+ * agent can choose the trace context of what it sends.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ROOT_CONTEXT, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { hrTimeToMilliseconds } from '@opentelemetry/core';
 import { FUEL_USED_ATTRIBUTE, createMessageTrace } from '../../src/agents/message-trace.js';
 import type { RouteOutcome } from '../../src/agents/router.js';
 import { completeMessage, type Message } from '../../src/bus/message.js';
 import type { ExecutionResult } from '../../src/sandbox/types.js';
-import { hrTimeToMs } from '../../src/telemetry/span-record.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
 import { memoryTracing, parentOf, tracingConfig } from '../telemetry/telemetry-fixtures.js';
@@ -46,7 +47,6 @@ describe('message trace', () => {
     }
     const finished = await spans();
     assert.equal(finished.length, 3, 'the sampled message, the root and the other form');
-    // Spans are exported in the order they are written, not ended: light spans are written after the turn's work.
     const sampled = finished.find((s) => s.spanContext().traceId === '4bf92f3577b34da6a3ce929d0e0e4736');
     assert.equal(sampled?.name, SPANS.agentExecute);
     assert.equal(parentOf(sampled), '00f067aa0ba902b7', 'a child of the context the message carries');
@@ -80,7 +80,7 @@ describe('message trace', () => {
     const finished = await spans();
     assert.equal(finished.length, cases.length);
     for (const [i, [name, , parent]] of cases.entries()) {
-      // Light spans are written after the turn's work, SDK spans at once: found by message id, not by order.
+      // Found by message id: a case's span is the one that handled its message.
       const span = finished.find((s) => s.attributes[SPAN_ATTRIBUTES.messageId] === ids[i]);
       assert.ok(span, name);
       if (parent === undefined) {
@@ -147,7 +147,7 @@ describe('message trace', () => {
   });
 
   it("a client's message carries its send span inside a recorded call, the call's context otherwise, never the client's own", async () => {
-    const { tracing, spans } = memoryTracing({ trace_sample_rate: 0 });
+    const { tracing, spans } = memoryTracing({ trace_sample_rate: 0, message_trace_sample_rate: 0 });
     const subject = createMessageTrace(tracing);
     const { seen, route } = routed();
     const unsampled = tracing.startSpan('svc.api.send_message');
@@ -184,7 +184,33 @@ describe('message trace', () => {
     const finished = await spans();
     const execute = finished.find((s) => s.name === SPANS.agentExecute)!;
     const send = finished.find((s) => s.name === SPANS.messagesSend)!;
-    assert.ok(Math.abs(hrTimeToMs(execute.startTime) - start) < 0.001 && Math.abs(hrTimeToMs(execute.endTime) - end) < 0.001, 'the execution spans the two readings');
-    assert.ok(Math.abs(hrTimeToMs(send.startTime) - end) < 0.001 && Math.abs(hrTimeToMs(send.endTime) - end) < 0.001, 'its message is sent at its end');
+    assert.ok(Math.abs(hrTimeToMilliseconds(execute.startTime) - start) < 0.001 && Math.abs(hrTimeToMilliseconds(execute.endTime) - end) < 0.001, 'the execution spans the two readings');
+    assert.ok(Math.abs(hrTimeToMilliseconds(send.startTime) - end) < 0.001 && Math.abs(hrTimeToMilliseconds(send.endTime) - end) < 0.001, 'its message is sent at its end');
+  });
+
+  it('a message that starts a trace is sampled at message_trace_sample_rate; one in a trace follows it, whatever that rate', async () => {
+    const { tracing, spans } = memoryTracing({ trace_sample_rate: 1, message_trace_sample_rate: 0 });
+    const subject = createMessageTrace(tracing);
+    const { seen, route } = routed();
+    subject.sendFromClient(message({}, 'client:x'), ROOT_CONTEXT, route);
+    assert.match(seen[0]!.metadata['traceparent']!, /-00$/, 'a client message outside any call: not sampled at rate 0');
+    assert.equal(subject.startExecution('agent-b', message()), undefined, 'a message without context: not sampled at rate 0');
+    const call = tracing.startSpan('svc.api.send_message');
+    subject.sendFromClient(message({}, 'client:x'), trace.setSpan(ROOT_CONTEXT, call), route);
+    const execution = subject.startExecution('agent-b', seen[1]!);
+    assert.ok(execution, "a message in the call's sampled trace");
+    subject.endExecution(execution, ok);
+    call.end();
+    const finished = await spans();
+    assert.deepEqual(finished.map((s) => s.name).sort(), [SPANS.agentExecute, 'svc.api.send_message', SPANS.messagesSend]);
+
+    const messagesOnly = memoryTracing({ trace_sample_rate: 0, message_trace_sample_rate: 1 });
+    const other = createMessageTrace(messagesOnly.tracing);
+    const root = other.startExecution('agent-b', message());
+    assert.ok(root, 'a message without context starts a sampled trace at rate 1');
+    other.endExecution(root, ok);
+    other.sendFromClient(message({}, 'client:x'), trace.setSpan(ROOT_CONTEXT, messagesOnly.tracing.startSpan('svc.api.send_message')), route);
+    assert.match(seen[2]!.metadata['traceparent']!, /-00$/, "a call's unsampled trace stays unsampled");
+    assert.deepEqual((await messagesOnly.spans()).map((s) => [s.name, parentOf(s)]), [[SPANS.agentExecute, '']]);
   });
 });

@@ -16,7 +16,7 @@ import { createGrpcServer, type GrpcServer } from '../../src/api/grpc/grpc-serve
 import { createHttpServer, httpServerOptionsFrom, type HttpServer } from '../../src/api/http/http-server.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startServer, type Server } from '../../src/server.js';
-import type { tracing as sdk } from '@opentelemetry/sdk-node';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { capturedLogger, memoryTracing, type LogCapture } from '../telemetry/telemetry-fixtures.js';
 
 export interface ServiceEntry {
@@ -38,7 +38,7 @@ export interface TelemetryDoors {
   /** Every call the doors made on the service, in order. */
   readonly entries: ServiceEntry[];
   /** Finished spans so far (flushed). */
-  spans(): Promise<sdk.ReadableSpan[]>;
+  spans(): Promise<ReadableSpan[]>;
   /** Forgets the spans finished so far. */
   resetSpans(): void;
   stop(): Promise<void>;
@@ -98,14 +98,14 @@ export async function startTelemetryDoors(): Promise<TelemetryDoors> {
 }
 
 /** The one span named `name` in `trace`; fails when there is none or more than one. */
-export function only(spans: readonly sdk.ReadableSpan[], name: string, traceId?: string): sdk.ReadableSpan {
+export function only(spans: readonly ReadableSpan[], name: string, traceId?: string): ReadableSpan {
   const found = spans.filter((s) => s.name === name && (traceId === undefined || s.spanContext().traceId === traceId));
   if (found.length !== 1) throw new Error(`expected one ${name} span${traceId ? ` in trace ${traceId}` : ''}, found ${found.length}: ${spans.map((s) => s.name).join(', ')}`);
   return found[0]!;
 }
 
 /** Waits until a span named `name` (in `traceId`, if given) has finished. */
-export async function spanOf(doors: TelemetryDoors, name: string, traceId?: string, timeoutMs = 5_000): Promise<sdk.ReadableSpan> {
+export async function spanOf(doors: TelemetryDoors, name: string, traceId?: string, timeoutMs = 5_000): Promise<ReadableSpan> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const spans = await doors.spans();

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SPAN_ATTRIBUTES } from '../../src/telemetry/span-names.js';
 import type { ReceivedSpan } from '../telemetry/otlp-receiver.js';
-import { eventually, example, named, rest, startObservedServer, type ObservedServer } from './observability-fixtures.js';
+import { example, named, rest, startObservedServer, type ObservedServer } from './observability-fixtures.js';
 
 const ROUNDS = 2;
 // The contract's names spelled out, not span-names.ts's constants: what the collector receives is checked against the issue, not against ourselves.
@@ -107,11 +107,11 @@ describe('the message trace', { timeout: 60_000 }, () => {
     const tracer = deployed.body.agent_id as string;
     const sent = await rest(observed.api, 'POST', `/api/v1/agents/${tracer}/messages`, { message_type: 'request', content: 'x' }, { 'X-Trace-Id': traceId });
     assert.equal(sent.status, 202, sent.text);
-    const reply = await eventually(async () => {
-      const recent = await rest(observed.api, 'GET', `/api/v1/agents/${tracer}/messages`);
-      return (recent.body.messages as Array<{ sender: string; content: string }>).find((m) => m.sender === tracer);
-    }, 'the tracer\'s reply');
+    // The execution's span is exported after its reply was routed (both in the turn the execution settled).
     const spans = await observed.spansUntil((all) => named(all, AGENT_EXECUTE, traceId).length === 1, 'the tracer\'s execution');
+    const recent = await rest(observed.api, 'GET', `/api/v1/agents/${tracer}/messages`);
+    const reply = (recent.body.messages as Array<{ sender: string; content: string }>).find((m) => m.sender === tracer);
+    assert.ok(reply, 'the tracer\'s reply');
     const [execution] = named(spans, AGENT_EXECUTE, traceId);
     assert.equal(execution?.attributes[SPAN_ATTRIBUTES.agentId], tracer);
     assert.equal(reply.content, `traceparent=00-${traceId}-${execution.parentSpanId}-01`);
@@ -124,8 +124,8 @@ describe('the message trace', { timeout: 60_000 }, () => {
     const mark = observed.log.text().length;
     await rest(observed.api, 'POST', `/api/v1/agents/${ping}/messages`, { message_type: 'request', content: `start:${pong}:${ROUNDS}` }, { 'X-Trace-Id': traceId });
     // ping writes `ping: done, <n> pongs ...` to fd 2 when the game is over: the agent's log line.
-    const done = await eventually(
-      () => observed.log.records().find((r) => r.agent_id === ping && String(r.line ?? '').startsWith('ping: done') && r.trace_id === traceId),
+    const done = await observed.log.waitFor(
+      (r) => r.agent_id === ping && String(r.line ?? '').startsWith('ping: done') && r.trace_id === traceId,
       'ping\'s "done" line in this trace',
     );
     assert.equal(done.msg, 'agent log');

@@ -13,7 +13,9 @@ import { WebSocket } from 'ws';
 import { METRIC_LABELS, METRICS } from '../../src/telemetry/metric-catalog.js';
 import { burner, compile } from '../agents/agent-wat.js';
 import { parsePrometheusText, promtoolCheck, type TextSample } from '../telemetry/prometheus-text.js';
-import { eventually, example, rest, startObservedServer, type ObservedServer } from './observability-fixtures.js';
+import type { BusEvent, LifecycleEvent, MessageEvent } from '../../src/bus/events.js';
+import { whenArrived } from '../telemetry/when-arrived.js';
+import { example, rest, startObservedServer, type ObservedServer } from './observability-fixtures.js';
 
 /** Iterations of the busy agent's loop: about a second and a half of CPU, far longer than a scrape, within the default fuel. */
 const BUSY_ITERATIONS = 500_000_000;
@@ -21,6 +23,9 @@ const BUSY_ITERATIONS = 500_000_000;
 let observed: ObservedServer;
 let subscriber: WebSocket;
 const frames: Array<{ message_type: string; sender: string; receiver: string; content: string }> = [];
+const frameArrivals = new Set<() => void>();
+/** The first WebSocket frame `match` accepts, as frames arrive. */
+const frame = (match: (m: (typeof frames)[number]) => boolean, what: string) => whenArrived(frameArrivals, () => frames.find(match), what, 10_000);
 const agents = { echo: '', crasher: '', temporary: '' };
 let beforeUndeploy: TextSample[] = [];
 let text = '';
@@ -41,7 +46,10 @@ before(async () => {
   observed = await startObservedServer(['--runtime.restart_backoff_initial=10ms', '--runtime.restart_backoff_jitter=0']);
   const { api, client } = observed;
   subscriber = new WebSocket(`${api.replace('http', 'ws')}/api/v1/messages`); // REST 1: GET 101
-  subscriber.on('message', (data) => frames.push(JSON.parse(String(data)) as (typeof frames)[number]));
+  subscriber.on('message', (data) => {
+    frames.push(JSON.parse(String(data)) as (typeof frames)[number]);
+    for (const arrival of [...frameArrivals]) arrival();
+  });
   await new Promise((resolve, reject) => subscriber.once('open', resolve).once('error', reject));
 
   const deploy = async (name: string, wasm: Buffer) => (await rest(api, 'POST', '/api/v1/agents', { name, wasm_module: wasm.toString('base64') })).body.agent_id as string;
@@ -50,15 +58,19 @@ before(async () => {
   agents.crasher = (await client.deploy({ name: 'scrape-crasher', wasm_module: example('crasher') })).agent_id;
 
   assert.equal((await rest(api, 'POST', `/api/v1/agents/${agents.echo}/messages`, { message_type: 'request', content: 'hello' })).status, 202); // REST 4: POST 202
-  await eventually(() => frames.find((m) => m.sender === agents.echo && m.message_type === 'inform'), 'the echo reply');
+  await frame((m) => m.sender === agents.echo && m.message_type === 'inform', 'the echo reply');
   assert.equal((await rest(api, 'GET', '/api/v1/agents')).status, 200); // REST 5: GET 200
   await client.list();
   assert.equal((await rest(api, 'GET', '/api/v1/agents/01J00000000000000000000000')).status, 404); // REST 6: GET 404
 
+  const lifecycle = observed.busEvents();
   await client.send({ receiver: agents.crasher, message_type: 'request', content: 'crash' });
-  await eventually(() => frames.find((m) => m.message_type === 'failure' && m.receiver === 'client:anonymous'), 'the failure for the crashed message');
-  await eventually(async () => ((await client.get(agents.crasher)).restart_count >= 1 ? true : undefined), 'the crasher restarted');
-  await eventually(async () => ((await client.get(agents.crasher)).state === 'running' ? true : undefined), 'the crasher running again');
+  await frame((m) => m.message_type === 'failure' && m.receiver === 'client:anonymous', 'the failure for the crashed message');
+  const transition = (to: string) => (e: BusEvent): e is LifecycleEvent => e.kind === 'lifecycle' && e.agent_id === agents.crasher && e.to === to;
+  await lifecycle.waitFor(transition('restarting'), 'the crasher restarting');
+  await lifecycle.waitFor(transition('running'), 'the crasher running again');
+  lifecycle.stop();
+  assert.ok((await client.get(agents.crasher)).restart_count >= 1, 'the crasher restarted');
 
   beforeUndeploy = parsePrometheusText(await scrape()).samples;
   assert.equal((await rest(api, 'DELETE', `/api/v1/agents/${agents.temporary}`)).status, 200); // REST 7: DELETE 200
@@ -176,8 +188,12 @@ describe('/metrics while an agent is busy', { timeout: 60_000 }, () => {
     const busy = await startObservedServer(['--runtime.cpu_quota_per_agent=0', '--runtime.agent_shutdown_timeout=50ms', '--observability.enable_tracing=false']);
     try {
       const { agent_id } = await busy.client.deploy({ name: 'scrape-busy', wasm_module: await compile(burner(BUSY_ITERATIONS)) });
+      const deliveries = busy.busEvents();
       for (const content of ['first', 'second', 'third']) await busy.client.send({ receiver: agent_id, message_type: 'request', content });
-      await eventually(async () => ((await busy.client.get(agent_id)).state === 'executing' ? true : undefined), 'the busy agent executing');
+      const handed = (e: BusEvent): e is MessageEvent => e.kind === 'message' && e.direction === 'delivered' && e.message.receiver === agent_id;
+      await deliveries.waitFor(handed, 'the first message handed to the busy agent');
+      deliveries.stop();
+      assert.equal((await busy.client.get(agent_id)).state, 'executing');
       const scraped = parsePrometheusText(await scrape(busy.metricsUrl)).samples;
       assert.equal(value('svc_message_queue_size', {}, scraped), 2, 'one executing, two waiting');
     } finally {

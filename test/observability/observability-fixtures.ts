@@ -11,11 +11,14 @@ import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
 import { createGrpcClient, type GrpcClient } from '../../src/api/grpc/grpc-client.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import type { Clock } from '../../supervisors/index.js';
+import type { BusEvent } from '../../src/bus/events.js';
 import { startListeners, type Listeners } from '../../src/listeners.js';
 import { startServer, type Server } from '../../src/server.js';
 import { createLogger, loggerOptionsFrom } from '../../src/telemetry/logger.js';
 import { startHttpReceiver, type ReceivedSpan, type Receiver } from '../telemetry/otlp-receiver.js';
 import { captureLog, type LogCapture } from '../telemetry/telemetry-fixtures.js';
+import { whenArrived } from '../telemetry/when-arrived.js';
 
 const built = await ensureExamplesBuilt();
 
@@ -37,13 +40,23 @@ export interface ObservedServer {
   readonly api: string;
   /** `http://127.0.0.1:port/metrics` of the metrics listener. */
   readonly metricsUrl: string;
-  /** Exports what has ended, then waits (bounded) until `done` holds for the spans received so far. */
+  /**
+   * Exports what has ended, then waits (bounded) until `done` holds for the spans received, checked as
+   * each export arrives; spans that end later arrive with the batch processor's next export.
+   */
   spansUntil(done: (spans: readonly ReceivedSpan[]) => boolean, what: string, timeoutMs?: number): Promise<ReceivedSpan[]>;
+  /** Starts recording the bus's events; `waitFor` resolves with the first recorded one `match` accepts. */
+  busEvents(): BusRecording;
   stop(): Promise<void>;
 }
 
-/** `flags` are further configuration flags (`--runtime.restart_backoff_initial=10ms`). */
-export async function startObservedServer(flags: readonly string[] = []): Promise<ObservedServer> {
+export interface BusRecording {
+  waitFor<E extends BusEvent>(match: (event: BusEvent) => event is E, what: string, timeoutMs?: number): Promise<E>;
+  stop(): void;
+}
+
+/** `flags` are further configuration flags (`--runtime.restart_backoff_initial=10ms`); `clock` drives the server's timers. */
+export async function startObservedServer(flags: readonly string[] = [], options: { clock?: Clock } = {}): Promise<ObservedServer> {
   const receiver = await startHttpReceiver();
   const dir = mkdtempSync(join(tmpdir(), 'svc-observability-'));
   const config = loadConfig({
@@ -55,6 +68,7 @@ export async function startObservedServer(flags: readonly string[] = []): Promis
       '--runtime.executor_workers=1',
       '--observability.enable_tracing=true',
       '--observability.trace_sample_rate=1',
+      '--observability.message_trace_sample_rate=1',
       `--observability.otlp_endpoint=${receiver.url}`,
       '--observability.log_level=debug',
       ...flags,
@@ -73,7 +87,7 @@ export async function startObservedServer(flags: readonly string[] = []): Promis
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    server = await startServer(config, logger, { cwd: dir });
+    server = await startServer(config, logger, { cwd: dir, clock: options.clock });
     listeners = await startListeners(server, config, logger);
   } catch (error) {
     await stopAll();
@@ -81,6 +95,7 @@ export async function startObservedServer(flags: readonly string[] = []): Promis
   }
   const client = createGrpcClient(listeners.addresses.grpc);
   const tracing = server.tracing;
+  const started = server;
   return {
     config,
     server,
@@ -91,13 +106,23 @@ export async function startObservedServer(flags: readonly string[] = []): Promis
     api: `http://${listeners.addresses.http}`,
     metricsUrl: `http://${listeners.addresses.metrics}/metrics`,
     async spansUntil(done, what, timeoutMs = 10_000) {
-      const until = Date.now() + timeoutMs;
-      for (;;) {
-        await tracing.flush();
-        if (done(receiver.spans)) return [...receiver.spans];
-        if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; received ${receiver.spans.map((s) => s.name).join(', ')}`);
-        await new Promise((r) => setTimeout(r, 50));
-      }
+      await tracing.flush();
+      return receiver.waitUntil(done, what, timeoutMs);
+    },
+    busEvents() {
+      const host = started.host();
+      if (host === undefined) throw new Error('the server has no agent host');
+      const events: BusEvent[] = [];
+      const arrivals = new Set<() => void>();
+      const subscription = host.bus.subscribe().subscribe((event) => {
+        events.push(event);
+        for (const arrival of [...arrivals]) arrival();
+      });
+      return {
+        waitFor: <E extends BusEvent>(match: (event: BusEvent) => event is E, what: string, timeoutMs = 10_000) =>
+          whenArrived(arrivals, () => events.find(match), what, timeoutMs),
+        stop: () => subscription.unsubscribe(),
+      };
     },
     async stop() {
       client.close();
@@ -116,17 +141,6 @@ export async function rest(base: string, method: string, path: string, body?: un
   const text = await res.text();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- assertions read arbitrary JSON shapes
   return { status: res.status, headers: res.headers, body: (text === '' ? undefined : JSON.parse(text)) as any, text };
-}
-
-/** Polls `check` until it gives a value; fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 /** Spans of one trace, by name. */

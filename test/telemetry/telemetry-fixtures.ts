@@ -1,10 +1,11 @@
 import { Writable } from 'node:stream';
-import { tracing as sdk } from '@opentelemetry/sdk-node';
+import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import type { LoggerOptions } from '../../src/telemetry/logger.js';
 import { createLogger, type Logger } from '../../src/telemetry/logger.js';
 import { createTracing, type Tracing, type TracingConfig } from '../../src/telemetry/tracing.js';
+import { whenArrived } from './when-arrived.js';
 
-/** The schema's defaults with tracing on and every root sampled. */
+/** The schema's defaults with tracing on and every new trace sampled, calls' and messages' alike. */
 export function tracingConfig(overrides: Partial<TracingConfig> = {}): TracingConfig {
   return {
     enable_tracing: true,
@@ -12,6 +13,7 @@ export function tracingConfig(overrides: Partial<TracingConfig> = {}): TracingCo
     otlp_timeout: 10_000,
     otlp_headers: {},
     trace_sample_rate: 1,
+    message_trace_sample_rate: 1,
     service_name: 'svc',
     service_version: '',
     deployment_environment: 'test',
@@ -20,8 +22,8 @@ export function tracingConfig(overrides: Partial<TracingConfig> = {}): TracingCo
 }
 
 /** Tracing that keeps finished spans in memory. */
-export function memoryTracing(overrides: Partial<TracingConfig> = {}): { tracing: Tracing; exporter: sdk.InMemorySpanExporter; spans(): Promise<sdk.ReadableSpan[]> } {
-  const exporter = new sdk.InMemorySpanExporter();
+export function memoryTracing(overrides: Partial<TracingConfig> = {}): { tracing: Tracing; exporter: InMemorySpanExporter; spans(): Promise<ReadableSpan[]> } {
+  const exporter = new InMemorySpanExporter();
   const tracing = createTracing(tracingConfig(overrides), { serviceVersion: '0.0.0-test', exporter });
   return {
     tracing,
@@ -39,20 +41,26 @@ export interface LogCapture {
   text(): string[];
   /** Lines parsed as JSON. */
   records(): Record<string, unknown>[];
+  /** Resolves with the first record for which `match` holds, checked as each line is written; rejects after `timeoutMs`. */
+  waitFor(match: (record: Record<string, unknown>) => boolean, what: string, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
 export function captureLog(): LogCapture {
   const lines: string[] = [];
+  const arrivals = new Set<() => void>();
   const stream = new Writable({
     write(chunk: Buffer | string, _encoding, done) {
       lines.push(...String(chunk).split('\n').filter((line) => line !== ''));
+      for (const arrival of [...arrivals]) arrival();
       done();
     },
   });
+  const records = () => lines.map((line) => JSON.parse(line) as Record<string, unknown>);
   return {
     stream,
     text: () => [...lines],
-    records: () => lines.map((line) => JSON.parse(line) as Record<string, unknown>),
+    records,
+    waitFor: (match, what, timeoutMs = 10_000) => whenArrived(arrivals, () => records().find(match), what, timeoutMs),
   };
 }
 
@@ -62,6 +70,6 @@ export function capturedLogger(options: Partial<LoggerOptions> = {}): { log: Log
 }
 
 /** Parent span id of a finished span ('' for a root). */
-export function parentOf(span: sdk.ReadableSpan): string {
+export function parentOf(span: ReadableSpan): string {
   return span.parentSpanContext?.spanId ?? '';
 }

@@ -1,39 +1,44 @@
 /**
- * The light spans' id blocks (`SpanIdBlocks`): every id is 8 bytes that are
- * not all zeros, ids do not repeat across blocks and across refills of the
- * random pool behind them, and a block handed out is never rewritten and
- * holds only its own 4 KiB (a span keeps its block alive, so a block that
- * were a view of the pool would keep the whole pool alive).
+ * The doors' own ids (trace-ids.ts): W3C-valid, lowercase, never all zeros,
+ * and a client's `X-Trace-Id` accepted only when it is a W3C trace id.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { hex8, SpanIdBlocks } from '../../src/telemetry/trace-ids.js';
+import { INVALID_SPANID, INVALID_TRACEID } from '@opentelemetry/api';
+import { isSpanId, isTraceId, newSpanId, newTraceId, normalizeTraceId } from '../../src/telemetry/trace-ids.js';
 
-const BLOCK_BYTES = 4096;
-/** Blocks drawn: more than two refills of the 16-block pool. */
-const BLOCKS = 40;
-
-test('span id blocks: distinct non-zero ids across blocks and pool refills; blocks are copies that stay as handed out', () => {
-  const ids = new SpanIdBlocks();
-  const seen = new Set<string>();
-  const blocks: { block: Uint8Array; copy: Uint8Array }[] = [];
-  let drawn = 0;
-  while (blocks.length < BLOCKS) {
-    ids.next();
-    drawn += 1;
-    const { block, at } = ids;
-    if (blocks.length === 0 || blocks[blocks.length - 1]!.block !== block) {
-      assert.equal(at, 0, 'a new block starts at its first id');
-      assert.equal(block.byteLength, BLOCK_BYTES);
-      assert.equal(block.buffer.byteLength, BLOCK_BYTES, 'a block owns its bytes rather than viewing a larger pool');
-      blocks.push({ block, copy: block.slice() });
-    }
-    const id = hex8(block, at);
-    assert.notEqual(id, '0000000000000000');
-    assert.equal(seen.has(id), false, `id ${id} repeated after ${drawn} ids`);
-    seen.add(id);
+test('new ids are lowercase W3C ids and do not repeat', () => {
+  const traces = new Set<string>();
+  const spans = new Set<string>();
+  for (let i = 0; i < 1_000; i++) {
+    const traceId = newTraceId();
+    const spanId = newSpanId();
+    assert.ok(isTraceId(traceId), traceId);
+    assert.ok(isSpanId(spanId), spanId);
+    traces.add(traceId);
+    spans.add(spanId);
   }
-  // Every id of a block is used before the next block: the loop stopped at the first id of block BLOCKS.
-  assert.equal(drawn, (BLOCKS - 1) * (BLOCK_BYTES / 8) + 1, 'each block yields its 512 ids, in turn');
-  for (const [i, { block, copy }] of blocks.entries()) assert.deepEqual(block, copy, `block ${i} was rewritten after it was handed out`);
+  assert.equal(traces.size, 1_000);
+  assert.equal(spans.size, 1_000);
+});
+
+test('an id is 32 or 16 lowercase hex digits, not all zeros', () => {
+  const cases: Array<[string, (value: string) => boolean, string, boolean]> = [
+    ['a trace id', isTraceId, '4bf92f3577b34da6a3ce929d0e0e4736', true],
+    ['upper case', isTraceId, '4BF92F3577B34DA6A3CE929D0E0E4736', false],
+    ['all zeros', isTraceId, INVALID_TRACEID, false],
+    ['one digit short', isTraceId, '4bf92f3577b34da6a3ce929d0e0e473', false],
+    ['not hex', isTraceId, '4bf92f3577b34da6a3ce929d0e0e473g', false],
+    ['a span id', isSpanId, '00f067aa0ba902b7', true],
+    ['an all-zero span id', isSpanId, INVALID_SPANID, false],
+    ['a trace id is no span id', isSpanId, '4bf92f3577b34da6a3ce929d0e0e4736', false],
+  ];
+  for (const [name, check, value, expected] of cases) assert.equal(check(value), expected, name);
+});
+
+test("a client's trace id is trimmed and lower-cased, or refused", () => {
+  assert.equal(normalizeTraceId(' 4BF92F3577B34DA6A3CE929D0E0E4736 '), '4bf92f3577b34da6a3ce929d0e0e4736');
+  assert.equal(normalizeTraceId(INVALID_TRACEID), undefined);
+  assert.equal(normalizeTraceId('req-42'), undefined);
+  assert.equal(normalizeTraceId(undefined), undefined);
 });

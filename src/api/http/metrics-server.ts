@@ -6,13 +6,12 @@
  * registers the svc_* metrics on it.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { collectDefaultMetrics, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import type { Logger } from '../../telemetry/logger.js';
+import { registerNodeMetrics } from '../../telemetry/node-metrics.js';
 import { listenOn, splitAddress } from '../host-port.js';
 
 export const METRICS_PATH = '/metrics';
-/** One default metric, to tell whether the registry already collects the defaults (collecting twice throws). */
-const DEFAULT_METRIC_PROBE = 'process_cpu_user_seconds_total';
 /** Scrapes are short; a scraper that stalls longer is cut. */
 const SCRAPE_TIMEOUT_MS = 10_000;
 /** Prometheus servers scrape with a few connections; more is a misuse of this port. */
@@ -39,7 +38,7 @@ function answer(res: ServerResponse, status: number, type: string, body: string,
 }
 
 export function createMetricsServer(registry: Registry, options: MetricsServerOptions): MetricsServer {
-  if (options.collectDefaults !== false && registry.getSingleMetric(DEFAULT_METRIC_PROBE) === undefined) collectDefaultMetrics({ register: registry });
+  if (options.collectDefaults !== false) registerNodeMetrics(registry);
   const listenAddress = options.address;
   // A malformed address fails here, at creation, not later at start().
   splitAddress(listenAddress);

@@ -1,17 +1,18 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { core } from '@opentelemetry/sdk-node';
+import { ExportResultCode } from '@opentelemetry/core';
 import { createSimulatedClock } from '../../supervisors/index.js';
-import { createExportReporter, endpointForLog } from '../../src/telemetry/otlp-exporter.js';
+import { createExportReporter, TRACE_EXPORT_MESSAGES } from '../../src/telemetry/export-reporter.js';
+import { endpointForLog } from '../../src/telemetry/otlp-exporter.js';
 import { capturedLogger } from './telemetry-fixtures.js';
 
-const FAILED = { code: core.ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED') };
-const OK = { code: core.ExportResultCode.SUCCESS };
+const FAILED = { code: ExportResultCode.FAILED, error: new Error('connect ECONNREFUSED') };
+const OK = { code: ExportResultCode.SUCCESS };
 
 test('export failures: the first at once, then one line per interval counting the others, and one when it recovers', () => {
   const clock = createSimulatedClock();
   const { log, capture } = capturedLogger();
-  const report = createExportReporter({ log, clock, endpoint: 'grpc://collector:4317', intervalMs: 60_000 });
+  const report = createExportReporter({ log, clock, endpoint: 'grpc://collector:4317', messages: TRACE_EXPORT_MESSAGES, intervalMs: 60_000 });
   report(FAILED);
   for (let i = 0; i < 5; i++) {
     clock.increment(10_000);
