@@ -1,14 +1,10 @@
 /**
  * The servers of the tracing benchmark (observability.bench.ts), built as
  * `svc start` builds them (startServer + startListeners), and the process
- * each throughput server runs in.
- *
- * The throughput servers run this file compiled (`tsconfig.bench.json`,
- * into `dist/`), by plain `node`, as `npm start` runs the server: not
- * through tsx. tsx's transform turns every imported constant into a getter
- * call, and the span encoder, which reads field numbers from other modules
- * for every field, ran about 1.6 times slower that way (docs/benchmarks.md).
- * The benchmark measures the server users run.
+ * each throughput server runs in. Those processes run this file compiled
+ * (`tsconfig.bench.json`, into `dist/`) by plain `node`, as `npm start` runs
+ * the server, not through tsx, whose transform slows some hot paths: the
+ * benchmark measures the server users run.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,13 +25,15 @@ const STOP_TIMEOUT_MS = 60_000;
 export interface Setting {
   name: string;
   tracing: boolean;
-  rate: number;
+  /** `trace_sample_rate` and `message_trace_sample_rate`; the schema's defaults when absent. */
+  rates?: { calls: number; messages: number };
 }
 
+/** The baseline first; then the issue's comparison; then every trace sampled, which has no budget. */
 export const SETTINGS: readonly Setting[] = [
-  { name: 'tracing off', tracing: false, rate: 0 },
-  { name: 'tracing 1.0 → OTLP', tracing: true, rate: 1 },
-  { name: 'tracing 0.1 → OTLP', tracing: true, rate: 0.1 },
+  { name: 'tracing off', tracing: false },
+  { name: 'tracing at the default rates → OTLP', tracing: true },
+  { name: 'tracing 1.0 → OTLP', tracing: true, rates: { calls: 1, messages: 1 } },
 ];
 
 export interface Node {
@@ -52,9 +50,8 @@ export async function startNode(setting: Setting, collectorUrl: string): Promise
     'server.http_addr': '127.0.0.1:0',
     'server.grpc_addr': '127.0.0.1:0',
     'server.metrics_addr': '127.0.0.1:0',
-    // One executor thread, not the default of one a core (two on the reference machine): every pass has
-    // measured tracing's cost so. With two the main thread is the only bottleneck and carries all of
-    // tracing's cost; one run measured 0.799× at 1.0 (docs/benchmarks.md, "Twentieth pass").
+    // One executor thread, as the figures have always been measured; with two, the main thread alone is the
+    // bottleneck and carries all of tracing's cost.
     'runtime.executor_workers': 1,
     // No CPU quota: an execution's time is measured on the wall clock, so one that a SIGSTOP of the
     // benchmark froze for a few turns would be charged those turns, and its agent held back for
@@ -67,8 +64,10 @@ export async function startNode(setting: Setting, collectorUrl: string): Promise
     'runtime.max_execution_time': '10m',
     'runtime.execution_timeout': '10m',
     'observability.enable_tracing': setting.tracing,
-    'observability.trace_sample_rate': setting.rate,
     'observability.otlp_endpoint': setting.tracing ? collectorUrl : '',
+    ...(setting.rates === undefined
+      ? {}
+      : { 'observability.trace_sample_rate': setting.rates.calls, 'observability.message_trace_sample_rate': setting.rates.messages }),
   };
   const config = loadConfig({ argv: Object.entries(flags).map(([key, value]) => `--${key}=${value}`), env: {}, cwd: dir });
   const log = createLogger({ level: 'fatal', enabled: false });
@@ -138,7 +137,7 @@ async function playWithoutPause(node: Node, wasm: { ping: Buffer; pong: Buffer }
       // What each unfinished game got, and what the dispatcher counted, for the report.
       const games = stuck.map((pair) => {
         const side = (agent: AgentRuntime, seen: number, due: number): string =>
-          `${agent.messagesReceived - seen}/${due} received, mailbox ${agent.mailbox.length}, ${agent.inFlight === undefined ? 'idle' : 'executing'}, ${agent.incarnation?.phase ?? 'no incarnation'}`;
+          `${agent.messagesReceived - seen}/${due} received, mailbox ${agent.mailbox.length}, ${agent.inFlight === undefined ? 'idle' : 'executing'}`;
         return `ping ${side(pair.ping, pair.pingSeen, ROUNDS + 1)}; pong ${side(pair.pong, pair.pongSeen, ROUNDS)}`;
       });
       throw new Error(`${node.setting.name}: ${stuck.length} games still playing ${STOP_TIMEOUT_MS} ms after the last start (${games.join(' | ')}); dispatcher ${JSON.stringify(host.stats())}`);

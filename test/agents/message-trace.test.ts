@@ -213,4 +213,17 @@ describe('message trace', () => {
     assert.match(seen[2]!.metadata['traceparent']!, /-00$/, "a call's unsampled trace stays unsampled");
     assert.deepEqual((await messagesOnly.spans()).map((s) => [s.name, parentOf(s)]), [[SPANS.agentExecute, '']]);
   });
+
+  it('an unsampled traceparent seen before is decided the same, however many others came between', async () => {
+    const { tracing, spans } = memoryTracing();
+    const subject = createMessageTrace(tracing);
+    const traceparentOf = (i: number) => `00-${i.toString(16).padStart(32, '0')}-00f067aa0ba902b7-00`;
+    for (let round = 0; round < 2; round++) {
+      for (let i = 1; i <= 300; i++) assert.equal(subject.startExecution('agent-b', message({ traceparent: traceparentOf(i) })), undefined);
+    }
+    const sampled = subject.startExecution('agent-b', message({ traceparent: SAMPLED }));
+    assert.ok(sampled, 'a sampled one is still traced');
+    subject.endExecution(sampled, ok);
+    assert.equal((await spans()).length, 1);
+  });
 });

@@ -39,6 +39,8 @@ export interface TelemetryDoors {
   readonly entries: ServiceEntry[];
   /** Finished spans so far (flushed). */
   spans(): Promise<ReadableSpan[]>;
+  /** Resolves once `done` holds for the finished spans, checked as they are exported. */
+  spansUntil(done: (spans: readonly ReadableSpan[]) => boolean, what: string, timeoutMs?: number): Promise<ReadableSpan[]>;
   /** Forgets the spans finished so far. */
   resetSpans(): void;
   stop(): Promise<void>;
@@ -86,6 +88,7 @@ export async function startTelemetryDoors(): Promise<TelemetryDoors> {
     log: capture,
     entries,
     spans: () => memory.spans(),
+    spansUntil: (done, what, timeoutMs) => memory.spansUntil(done, what, timeoutMs),
     resetSpans: () => memory.exporter.reset(),
     async stop() {
       client.close();
@@ -106,11 +109,7 @@ export function only(spans: readonly ReadableSpan[], name: string, traceId?: str
 
 /** Waits until a span named `name` (in `traceId`, if given) has finished. */
 export async function spanOf(doors: TelemetryDoors, name: string, traceId?: string, timeoutMs = 5_000): Promise<ReadableSpan> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const spans = await doors.spans();
-    if (spans.some((s) => s.name === name && (traceId === undefined || s.spanContext().traceId === traceId))) return only(spans, name, traceId);
-    if (Date.now() > until) throw new Error(`no ${name} span within ${timeoutMs} ms; have ${spans.map((s) => s.name).join(', ')}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  const named = (s: ReadableSpan) => s.name === name && (traceId === undefined || s.spanContext().traceId === traceId);
+  const spans = await doors.spansUntil((all) => all.some(named), `a ${name} span${traceId ? ` in trace ${traceId}` : ''}`, timeoutMs);
+  return only(spans, name, traceId);
 }

@@ -152,7 +152,9 @@ test('readAtCollect: a reader sets its gauge at each collection; undefined or a 
 
 test('trackConnection counts open HTTP connections and their bytes', async () => {
   const metrics = createMetrics({ probes: fixedProbes });
+  let serverSide: Socket | undefined;
   const server = createServer((socket) => {
+    serverSide = socket;
     metrics.trackConnection(socket);
     socket.on('data', (chunk) => socket.write(chunk));
   });
@@ -166,9 +168,10 @@ test('trackConnection counts open HTTP connections and their bytes', async () =>
   const sample = async (name: string) => (await metrics.toSamples()).samples.find((s) => s.name === name)?.value;
   assert.equal(await sample('svc_http_active_connections'), 1);
   assert.ok(((await sample('svc_network_bytes_total')) ?? 0) >= 1_000, 'bytes of an open connection are counted at collection');
+  // The server's side closes a moment after the client's; trackConnection's own listener runs first.
+  const closed = once(serverSide!, 'close');
   client.end();
-  // The server's side closes a moment after the client's.
-  for (let waited = 0; (await sample('svc_http_active_connections')) !== 0 && waited < 2_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+  await closed;
   assert.equal(await sample('svc_http_active_connections'), 0);
   assert.ok(((await sample('svc_network_bytes_total')) ?? 0) >= 2_000, 'read and written');
   server.close();

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, type ReadableSpan, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 import type { LoggerOptions } from '../../src/telemetry/logger.js';
 import { createLogger, type Logger } from '../../src/telemetry/logger.js';
 import { createTracing, type Tracing, type TracingConfig } from '../../src/telemetry/tracing.js';
@@ -21,16 +21,43 @@ export function tracingConfig(overrides: Partial<TracingConfig> = {}): TracingCo
   };
 }
 
+export interface MemoryTracing {
+  tracing: Tracing;
+  exporter: InMemorySpanExporter;
+  /** Exports what has ended, then answers every span exported so far. */
+  spans(): Promise<ReadableSpan[]>;
+  /**
+   * Exports what has ended, then resolves once `done` holds for the spans exported, checked at
+   * each export: a span that ends later comes with the batch processor's next export.
+   */
+  spansUntil(done: (spans: readonly ReadableSpan[]) => boolean, what: string, timeoutMs?: number): Promise<ReadableSpan[]>;
+}
+
 /** Tracing that keeps finished spans in memory. */
-export function memoryTracing(overrides: Partial<TracingConfig> = {}): { tracing: Tracing; exporter: InMemorySpanExporter; spans(): Promise<ReadableSpan[]> } {
+export function memoryTracing(overrides: Partial<TracingConfig> = {}): MemoryTracing {
   const exporter = new InMemorySpanExporter();
-  const tracing = createTracing(tracingConfig(overrides), { serviceVersion: '0.0.0-test', exporter });
+  const arrivals = new Set<() => void>();
+  const notifying: SpanExporter = {
+    export(spans, done) {
+      exporter.export(spans, (result) => {
+        done(result);
+        for (const arrival of [...arrivals]) arrival();
+      });
+    },
+    shutdown: () => exporter.shutdown(),
+    forceFlush: () => exporter.forceFlush(),
+  };
+  const tracing = createTracing(tracingConfig(overrides), { serviceVersion: '0.0.0-test', exporter: notifying });
   return {
     tracing,
     exporter,
     async spans() {
       await tracing.flush();
       return exporter.getFinishedSpans();
+    },
+    async spansUntil(done, what, timeoutMs = 10_000) {
+      await tracing.flush();
+      return whenArrived(arrivals, () => (done(exporter.getFinishedSpans()) ? exporter.getFinishedSpans() : undefined), what, timeoutMs);
     },
   };
 }
