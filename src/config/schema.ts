@@ -1,3 +1,4 @@
+import { isClusterSecret } from '../cluster/gossip-cipher.js';
 import { address, bool, cpu, duration, int, list, oneOf, ratio, size, table, text, timeout, type Setting } from './setting.js';
 
 /**
@@ -74,9 +75,28 @@ export const CONFIG_SCHEMA = {
     deployment_environment: text('development', 'deployment.environment resource attribute.'),
   },
   cluster: {
-    addr: address('', 'Gossip bind address (host:port); empty runs a single node. Env: SVC_CLUSTER_ADDR. Reserved: clustering is not available yet; a node with it set runs alone and logs a warning.', true),
+    addr: address('', 'Gossip bind address (host:port), UDP and TCP on one port; empty runs a single node. Env: SVC_CLUSTER_ADDR. Reserved: clustering is not available yet; a node with it set runs alone and logs a warning.', true),
+    advertise_addr: address('', 'Gossip address other nodes reach this one at; empty means cluster.addr with its bound port (a wildcard host needs this set).', true),
     seeds: list([], 'Addresses of nodes to join at start. Env: SVC_CLUSTER_SEEDS (comma-separated). Reserved, like cluster.addr.'),
     node_id: text('', 'This node\'s id; empty means one is generated and kept in the data directory.'),
+    secret: {
+      ...text('', 'Cluster key, base64 of 32 bytes: gossip is encrypted and authenticated with AES-256-GCM under it. Without it a node refuses a non-loopback cluster.addr. Generate one with `openssl rand -base64 32`.'),
+      kind: 'base64 of 32 bytes',
+      parse: (raw: unknown) => (typeof raw === 'string' && (raw === '' || isClusterSecret(raw)) ? raw : undefined),
+    },
+    probe_interval: timeout('500ms', 'Time between two probes of this node (each probes one member); scaled by the local health score up to awareness_max_multiplier times.'),
+    probe_timeout: timeout('200ms', 'Wait for a direct ack before asking indirect_checks members to probe; an ack still counts until the probe interval ends. Shorter than probe_interval.'),
+    indirect_checks: int(3, 'Members asked to probe a member that did not ack (SWIM ping-req); each answers with an ack or a nack.', 0, 16),
+    suspicion_mult: int(3, 'Suspicion timeout = suspicion_mult × max(1, log10 n) × probe_interval, once confirmed by suspicion_mult − 2 other members.', 1, 100),
+    suspicion_max_timeout_mult: int(6, 'An unconfirmed suspicion lasts up to this many times the suspicion timeout; independent confirmations shorten it.', 1, 100),
+    gossip_interval: timeout('200ms', 'Time between two gossip rounds; each sends pending news to gossip_nodes members.'),
+    gossip_nodes: int(3, 'Members each gossip round sends to.', 1, 64),
+    push_pull_interval: timeout('30s', 'Time between two full-state exchanges with a random member (× ceil(log2 n − 5) + 1 above 32 members); also how long the dead still receive gossip.'),
+    retransmit_mult: int(4, 'Each piece of news is sent retransmit_mult × ceil(log10(n + 1)) times.', 1, 100),
+    awareness_max_multiplier: int(8, 'Upper bound of the local health multiplier on probe interval and timeout (Lifeguard); 1 turns local health off.', 1, 100),
+    reconnect_interval: timeout('10s', 'Time between two attempts to reach a member held dead (a full-state exchange with one at random), so partitions heal.'),
+    reconnect_timeout: duration('24h', 'How long a dead or departed member is kept and retried before it is forgotten.'),
+    replication_factor: int(2, 'Nodes that store an agent\'s module before its deploy is acknowledged. Reserved: used once agents fail over between nodes.', 1, 16),
   },
   storage: {
     data_dir: text('./data', 'Directory of the SQLite file and module blobs. Shortcut: SVC_DATA_DIR.'),
