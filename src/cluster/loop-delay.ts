@@ -20,7 +20,8 @@ export function createEventLoopDelaySource(): LoopDelaySource {
   histogram.enable();
   return {
     takeMaxDelayMs() {
-      // The histogram counts from the start of each sampling interval; subtract it to get the lateness alone.
+      // Samples are whole intervals between two ticks; less the resolution, they are the lateness. Node's
+      // histogram starts over at `reset`, so a stall in the first tick after a read goes unseen: reads are a probe interval apart.
       const max = histogram.count === 0 ? 0 : Math.max(0, histogram.max / 1e6 - RESOLUTION_MS);
       histogram.reset();
       return max;

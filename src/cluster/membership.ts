@@ -183,6 +183,7 @@ export function createMembership(options: MembershipOptions): Membership {
     nodeId,
     address,
     start() {
+      if (stopped) throw new Error(`membership ${nodeId}: stopped; create a new one to start again`);
       if (started) return;
       started = true;
       transport.listen({ packet: handlePacket, request: (bytes, from) => streams.handle(bytes, from) });
@@ -196,6 +197,7 @@ export function createMembership(options: MembershipOptions): Membership {
       state.announce();
     },
     async join(addresses) {
+      if (!started || stopped) throw new Error(`membership ${nodeId}: join needs a started, not stopped, membership`);
       const targets = [...new Set(addresses)].filter((a) => a !== address && a !== transport.address);
       for (const target of targets) contacts.add(target);
       const outcomes = await Promise.allSettled(targets.map((target) => pushPull.exchange(target, true, STREAM_TIMEOUT_MS)));
