@@ -11,7 +11,7 @@ import type { MembershipDelegate } from './membership-delegate.js';
 import type { Transport } from './transport.js';
 
 export interface GossipSender {
-  /** Sends `messages` with gossip piggybacked. */
+  /** Sends `messages` with gossip piggybacked; throws a RangeError when they alone overflow a packet. */
   send(address: string, ...messages: GossipMessage[]): void;
   /** Sends pending gossip alone; false when there was none. */
   gossip(address: string): boolean;
@@ -51,6 +51,7 @@ export function createGossipSender(options: GossipSenderOptions): GossipSender {
     send(address, ...messages) {
       const parts = messages.map(encodeMessage);
       const used = parts.reduce((sum, bytes) => sum + bytes.length + PACKET_ITEM_OVERHEAD, 0);
+      if (used > budget) throw new RangeError(`a packet holds ${budget} bytes of messages, not ${used}; send it over a stream`);
       transmit(address, [...parts, ...piggyback(budget - used)]);
     },
     gossip(address) {

@@ -77,7 +77,7 @@ export interface Membership {
   onChange(listener: (change: MemberChange) => void): () => void;
   /** Delivers `payload` to the node's delegate over a stream; rejects when it could not. */
   send(nodeId: string, payload: Uint8Array): Promise<void>;
-  /** Sends `payload` in one packet; it may be lost. */
+  /** Sends `payload` in one packet; it may be lost. Throws a RangeError for a payload too large for a packet. */
   sendBestEffort(nodeId: string, payload: Uint8Array): void;
 }
 
@@ -210,6 +210,7 @@ export function createMembership(options: MembershipOptions): Membership {
       return result;
     },
     async leave(timeoutMs = LEAVE_TIMEOUT_MS) {
+      if (!started) throw new Error(`membership ${nodeId}: leave needs a started membership`);
       if (state.self.leaving || stopped) return;
       for (const stop of stopChecks) stop();
       const peers = others().filter((m) => m.state === 'alive' || m.state === 'suspect');

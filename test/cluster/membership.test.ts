@@ -114,6 +114,11 @@ describe('membership', () => {
     assert.deepEqual(received.get('c')?.at(-1), 'b: reliable');
     assert.deepEqual(received.get('a')?.at(-1), 'b: best effort');
     await assert.rejects(b.send('nobody', bytes('x')), /unknown member nobody/);
+    assert.throws(() => b.sendBestEffort('a', new Uint8Array(2_000)), RangeError);
+    const large = b.send('a', new Uint8Array(200_000).fill(1));
+    await sim.run(10);
+    await large;
+    assert.equal(received.get('a')?.at(-1)?.length, 'b: '.length + 200_000, 'a stream carries what a packet cannot');
 
     await sim.run(12_000);
     assert.ok(merged.get('c')!.some(([, join]) => !join), 'periodic push-pulls carry the state too');
@@ -165,6 +170,17 @@ describe('membership', () => {
     assert.ok(sim.changes.some((c) => c.observer === 'a' && c.node_id === 'b' && c.reason === 'address_changed'));
     await moved.stop();
     await sim.stopAll();
+  });
+
+  it('refuses to join or leave before it starts, and to start again once stopped', async () => {
+    const sim = createSimCluster({ seed: 9 });
+    const idle = createMembership({ nodeId: 'idle', transport: sim.network.attach('idle:1'), settings: DEFAULT_SWIM, clock: sim.clock, loopDelay: { takeMaxDelayMs: () => 0, close() {} } });
+    await assert.rejects(idle.join(['a:1']), /join needs a started/);
+    await assert.rejects(idle.leave(), /leave needs a started/);
+    idle.start();
+    await idle.stop();
+    assert.throws(() => idle.start(), /stopped/);
+    await assert.rejects(idle.join(['a:1']), /join needs a started, not stopped/);
   });
 
   it('refuses settings it cannot run with, naming the key', () => {
