@@ -15,6 +15,9 @@ import type { MemberTable } from './member-table.js';
 import { createSuspicion, type Suspicion } from './suspicion.js';
 import { decideAlive, decideDead, decideSuspect, refutingIncarnation, type ChangeReason, type Decision, type SelfView } from './state-decisions.js';
 
+/** The messages about one member, gossiped under its id. */
+type MemberMessage = Extract<GossipMessage, { kind: 'alive' | 'suspect' | 'dead' }>;
+
 export interface MembershipStateOptions {
   readonly nodeId: string;
   readonly addresses: NodeAddresses;
@@ -63,7 +66,7 @@ export function createMembershipState(options: MembershipStateOptions): Membersh
 
   const selfView = (): SelfView => ({ node_id: nodeId, incarnation, addresses: options.addresses, leaving });
   const selfAlive = (): AliveMessage => ({ node_id: nodeId, incarnation, ...options.addresses });
-  const broadcast = (message: GossipMessage & { node_id: string }, onDone?: () => void) => queue.push(message.node_id, encodeMessage(message), onDone);
+  const broadcast = (message: MemberMessage, onDone?: () => void) => queue.push(message.node_id, encodeMessage(message), onDone);
 
   function storeSelf(): void {
     table.set({ ...selfAlive(), state: 'alive', changed_at: clock.now() }, 'joined');
@@ -108,12 +111,12 @@ export function createMembershipState(options: MembershipStateOptions): Membersh
 
   function reaccuse(decision: Extract<Decision, { action: 'reaccuse' }>): void {
     if (!answerDue(`reaccuse ${decision.accusation.node_id}`)) return;
-    const message: GossipMessage = { kind: decision.kind, ...decision.accusation };
-    broadcast(message as GossipMessage & { node_id: string });
+    const message: MemberMessage = { kind: decision.kind, ...decision.accusation };
+    broadcast(message);
     options.sendDirect(decision.to, message);
   }
 
-  function apply(decision: Decision, message: GossipMessage & { node_id: string }, by?: string): void {
+  function apply(decision: Decision, message: MemberMessage, by?: string): void {
     switch (decision.action) {
       case 'ignore':
         return;

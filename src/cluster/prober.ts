@@ -55,8 +55,9 @@ const probeable = (member: MemberRecord | undefined, self: string) => member !==
 export function createProber(options: ProberOptions): Prober {
   const { nodeId, clock, random, table, state, sender, acks, awareness, settings, stats } = options;
   let order: string[] = [];
-  // Members that became suspect in our view, probed before the round robin resumes.
+  // Members that became suspect in our view, probed before the round robin resumes; not the one our own probe just accused.
   const urgent: string[] = [];
+  let accusing: string | undefined;
   let index = 0;
   let stopped = true;
   const timers = new Set<TimerHandle>();
@@ -132,7 +133,9 @@ export function createProber(options: ProberOptions): Prober {
       else {
         stats.probes_failed += 1;
         awareness.apply(expectedNacks > 0 ? Math.max(0, expectedNacks - nacks) : 1);
+        accusing = target.node_id;
         state.suspect({ node_id: target.node_id, incarnation: target.incarnation, from: nodeId });
+        accusing = undefined;
       }
       round();
     });
@@ -146,7 +149,7 @@ export function createProber(options: ProberOptions): Prober {
       unsubscribe = table.onChange((change) => {
         if (change.node_id === nodeId) return;
         if (change.from === 'none' && index < order.length) order.splice(index + randomInt(random, order.length - index + 1), 0, change.node_id);
-        if (change.to === 'suspect' && !urgent.includes(change.node_id)) urgent.push(change.node_id);
+        if (change.to === 'suspect' && change.node_id !== accusing && !urgent.includes(change.node_id)) urgent.push(change.node_id);
       });
       after(random.next() * settings.probe_interval, round);
     },
