@@ -124,7 +124,7 @@ export function createMembership(options: MembershipOptions): Membership {
     settings,
     tcpPing: async (to, ping, timeoutMs) => (await streams.request(to, { kind: 'ping', ping }, timeoutMs)).kind === 'ack',
   });
-  const handlePacket = createPacketHandler({ nodeId, address, clock, envelope, sender, acks, state, delegate, stats, settings });
+  const packets = createPacketHandler({ nodeId, address, clock, envelope, sender, acks, state, delegate, stats, settings });
   const contacts = new Set<string>();
   let stopGossip: (() => void) | undefined;
   // Probing, push-pull and reconnecting end with a leave; gossip goes on, to spread it.
@@ -186,7 +186,7 @@ export function createMembership(options: MembershipOptions): Membership {
       if (stopped) throw new Error(`membership ${nodeId}: stopped; create a new one to start again`);
       if (started) return;
       started = true;
-      transport.listen({ packet: handlePacket, request: (bytes, from) => streams.handle(bytes, from) });
+      transport.listen({ packet: (bytes, from) => packets.handle(bytes, from), request: (bytes, from) => streams.handle(bytes, from) });
       prober.start();
       stopGossip = schedulePeriodic(clock, random, () => settings.gossip_interval, gossipRound);
       stopChecks.push(
@@ -231,6 +231,7 @@ export function createMembership(options: MembershipOptions): Membership {
       for (const stop of stopChecks) stop();
       stopGossip?.();
       acks.clear();
+      packets.stop();
       state.stop();
       queue.clear();
       if (ownLoopDelay) loopDelay.close();

@@ -3,7 +3,7 @@
  * run indirect probes for others (with a nack when the target stays silent),
  * hand acks and nacks to the waiting probe, and membership news to the state.
  */
-import type { Clock } from '../../supervisors/clock.js';
+import type { Clock, TimerHandle } from '../../supervisors/clock.js';
 import type { AckRegistry } from './ack-registry.js';
 import type { Envelope } from './gossip-cipher.js';
 import { decodePacket, GossipDecodeError } from './gossip-codec.js';
@@ -26,8 +26,15 @@ export interface PacketHandlerOptions {
   readonly settings: { readonly probe_timeout: number };
 }
 
-export function createPacketHandler(options: PacketHandlerOptions): (bytes: Uint8Array, from: string) => void {
+export interface PacketHandler {
+  handle(bytes: Uint8Array, from: string): void;
+  /** Cancels the nacks still pending. */
+  stop(): void;
+}
+
+export function createPacketHandler(options: PacketHandlerOptions): PacketHandler {
   const { nodeId, clock, sender, acks, state, delegate, stats } = options;
+  const pendingNacks = new Set<TimerHandle>();
 
   function indirectPing(request: IndirectPingMessage): void {
     const seq = acks.nextSeq();
@@ -40,9 +47,11 @@ export function createPacketHandler(options: PacketHandlerOptions): (bytes: Uint
     });
     sender.send(request.target_address, { kind: 'ping', seq, target_id: request.target_id, source_id: nodeId, source_address: options.address });
     if (request.nack) {
-      clock.setTimeout(() => {
+      const timer = clock.setTimeout(() => {
+        pendingNacks.delete(timer);
         if (!answered) sender.send(request.source_address, { kind: 'nack', seq: request.seq });
       }, options.settings.probe_timeout);
+      pendingNacks.add(timer);
     }
   }
 
@@ -75,7 +84,7 @@ export function createPacketHandler(options: PacketHandlerOptions): (bytes: Uint
     }
   }
 
-  return (bytes) => {
+  function handle(bytes: Uint8Array): void {
     stats.packets_received += 1;
     stats.bytes_received += bytes.length;
     const plain = options.envelope.open(bytes, 'packet');
@@ -92,5 +101,13 @@ export function createPacketHandler(options: PacketHandlerOptions): (bytes: Uint
       return;
     }
     for (const message of messages) dispatch(message);
+  }
+
+  return {
+    handle,
+    stop() {
+      for (const timer of pendingNacks) clock.clearTimeout(timer);
+      pendingNacks.clear();
+    },
   };
 }
