@@ -8,37 +8,22 @@ import { spawn } from 'node:child_process';
 import { mkdir, readdir, stat } from 'node:fs/promises';
 import { basename, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { AGENT_MAXIMUM_MEMORY_PAGES, ascFlags } from '../src/cli/agent-build-options.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const AGENTS_DIR = join(ROOT, 'examples', 'agents');
 export const BUILD_DIR = join(ROOT, 'examples', 'build');
+export const SDK_DIR = join(ROOT, 'packages', 'svc-agent-sdk');
 
 /** Pages of 64 KiB; far below `max_memory_pages` (1024) and enough for the examples. */
-export const EXAMPLE_MAXIMUM_MEMORY_PAGES = 16;
+export const EXAMPLE_MAXIMUM_MEMORY_PAGES = AGENT_MAXIMUM_MEMORY_PAGES;
 
 /**
- * asc flags, each one forced by the ABI or chosen by measurement:
- * - AS 0.28 enables sign-extension, mutable-globals, nontrapping-f2i and bulk-memory by
- *   default; the ABI forbids only the last. Nothing else is enabled, so SIMD, threads,
- *   reference types, GC, relaxed SIMD and the rest stay off.
- * - The memory needs a declared maximum.
- * - `_initialize` makes the module a reactor: top-level code runs when the host calls it,
- *   under the startup timeout, and there is no wasm start section.
- * - `minimal` (TLSF plus a collector that runs only when called) is 7 KiB smaller than
- *   `incremental`; the SDK collects between messages. `stub` is smaller still but never
- *   frees, so a long-lived agent would run out of memory.
- * - The SDK's abort replaces `env.abort`, the one import asc adds on its own.
+ * The ABI's options (src/cli/agent-build-options.ts explains each), the SDK
+ * found as a package in packages/ as an installed project finds it in
+ * node_modules/, and no colours in captured diagnostics.
  */
-export const ASC_FLAGS: readonly string[] = [
-  '--disable', 'bulk-memory',
-  '--maximumMemory', String(EXAMPLE_MAXIMUM_MEMORY_PAGES),
-  '--exportStart', '_initialize',
-  '--runtime', 'minimal',
-  '--optimizeLevel', '3',
-  '--shrinkLevel', '1',
-  '--use', 'abort=examples/sdk/abort/svcAbort',
-  '--noColors',
-];
+export const ASC_FLAGS: readonly string[] = [...ascFlags(), '--path', 'packages', '--noColors'];
 
 export interface BuiltExample {
   name: string;
@@ -123,7 +108,7 @@ export async function buildExamples(options: BuildOptions = {}): Promise<BuiltEx
 }
 
 async function newestSourceMs(): Promise<number> {
-  const dirs = [AGENTS_DIR, join(ROOT, 'examples', 'sdk')];
+  const dirs = [AGENTS_DIR, SDK_DIR];
   let newest = 0;
   for (const dir of dirs) {
     for (const file of await readdir(dir)) {

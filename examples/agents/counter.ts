@@ -1,7 +1,7 @@
 // Counts the messages it has handled and replies `inform` with the count ("1", "2", ...).
 // The count lives in a global, so it survives between messages (and hibernation).
-import { Message, onMessage, reply } from "../sdk";
-export { handle } from "../sdk";
+import { Message, onMessage, reply } from "svc-agent-sdk";
+export { handle } from "svc-agent-sdk";
 
 let count: u64 = 0;
 

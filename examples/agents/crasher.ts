@@ -4,8 +4,8 @@
 //   "throw"  throws, which asc turns into an abort with the source location;
 //   "loop"   spins until fuel or the execution timeout stops it;
 //   anything else replies `inform` "ok".
-import { Message, onMessage, reply } from "../sdk";
-export { handle } from "../sdk";
+import { Message, onMessage, reply } from "svc-agent-sdk";
+export { handle } from "svc-agent-sdk";
 
 // Written on every turn so that the loop has an effect and stays in the optimized module.
 let spins: u64 = 0;

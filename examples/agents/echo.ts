@@ -1,6 +1,6 @@
 // Replies `inform` with the content it received.
-import { Message, onMessage, reply } from "../sdk";
-export { handle } from "../sdk";
+import { Message, onMessage, reply } from "svc-agent-sdk";
+export { handle } from "svc-agent-sdk";
 
 onMessage((msg: Message): void => {
   reply("inform", msg.content);

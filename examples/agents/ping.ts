@@ -1,8 +1,8 @@
 // Plays ping-pong with a pong agent (protocol in examples/README.md):
 //   "start:<pongAgentId>" or "start:<pongAgentId>:<rounds>" sends `request` "ping" to it;
 //   each `inform` "pong" from that agent sends the next ping until `rounds` pongs came back.
-import { Message, log, now, onMessage, post, randomU32 } from "../sdk";
-export { handle } from "../sdk";
+import { Message, log, now, onMessage, post, randomU32 } from "svc-agent-sdk";
+export { handle } from "svc-agent-sdk";
 
 const START_PREFIX = "start:";
 const DEFAULT_ROUNDS: u32 = 3;

@@ -1,8 +1,8 @@
 // Replies `inform` listing the metadata of the message it handles, one `key=value` line
 // each, in the order they came: the trace context (`traceparent`, `tracestate`) the
 // server handed it, and whatever else the sender put there. Empty when there is none.
-import { Message, onMessage, reply } from "../sdk";
-export { handle } from "../sdk";
+import { Message, onMessage, reply } from "svc-agent-sdk";
+export { handle } from "svc-agent-sdk";
 
 onMessage((msg: Message): void => {
   let listing = "";

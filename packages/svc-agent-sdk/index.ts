@@ -1,10 +1,10 @@
 // The svc agent SDK: write `onMessage((msg) => { reply("inform", msg.content); })`
-// and `export { handle } from "../sdk"`; the ABI (docs/agent-abi.md) stays hidden.
+// and `export { handle } from "svc-agent-sdk"`; the ABI (docs/agent-abi.md) stays hidden.
 
 import { ByteSink } from "./bytes";
 import { Message, parseMessage, writeMessageLine } from "./message";
 import { STDERR, STDIN, STDOUT, fillRandom, readAll, realtimeNs, writeAll } from "./wasi";
-// Part of the program so that `--use abort=examples/sdk/abort/svcAbort` resolves.
+// Part of the program so that `--use abort=~lib/svc-agent-sdk/abort/svcAbort` resolves.
 export { svcAbort } from "./abort";
 
 export { Message } from "./message";
