@@ -1,22 +1,61 @@
 /**
- * What the remote commands print: `--output table` for people (aligned
- * columns, one line per message), `--output json` for scripts (one JSON
- * document, or one JSON object per line for a stream).
+ * What the commands print, in the form `-o` asks for, as kubectl does:
+ * `table` for people (aligned columns), `wide` for people with room (more
+ * columns), `json` and `yaml` for scripts (one document with the proto's
+ * field names; a stream gives one JSON object per line, or YAML documents
+ * separated by `---`).
  */
+import { stringify as toYaml } from 'yaml';
 import type { Agent, HealthResponse } from '../agents/agent-service-types.js';
 import type { ErrorBody } from '../api/proto.js';
 import type { ProtoMessage } from '../api/grpc/grpc-translate.js';
 import { formatSize } from '../config/units.js';
+import type { FlagSpec } from './command.js';
 
-export const OUTPUT_FORMATS = ['table', 'json'] as const;
+export const OUTPUT_FORMATS = ['table', 'wide', 'json', 'yaml'] as const;
 export type OutputFormat = (typeof OUTPUT_FORMATS)[number];
+
+export const OUTPUT_FLAG = {
+  type: 'string',
+  short: 'o',
+  value: 'FORMAT',
+  choices: OUTPUT_FORMATS,
+  description: 'Output format (default table; wide adds columns; json and yaml for scripts).',
+  group: 'Output',
+} as const satisfies FlagSpec;
 
 export function isOutputFormat(value: string): value is OutputFormat {
   return (OUTPUT_FORMATS as readonly string[]).includes(value);
 }
 
+/** `-o`'s value; the parser has checked it is one of the formats. */
+export function outputFormat(value: string | undefined): OutputFormat {
+  return value !== undefined && isOutputFormat(value) ? value : 'table';
+}
+
 export function json(value: unknown): string {
   return `${JSON.stringify(value, null, 2)}\n`;
+}
+
+/** One result in the asked form; `wide` falls back to `table` for a command with nothing more to show. */
+export function render(format: OutputFormat, value: unknown, forms: { table: () => string; wide?: () => string }): string {
+  switch (format) {
+    case 'json':
+      return json(value);
+    case 'yaml':
+      return toYaml(value);
+    case 'wide':
+      return (forms.wide ?? forms.table)();
+    case 'table':
+      return forms.table();
+  }
+}
+
+/** One item of a stream: a line of JSON, or a YAML document. */
+export function renderStreamed(format: OutputFormat, value: unknown, line: () => string): string {
+  if (format === 'json') return `${JSON.stringify(value)}\n`;
+  if (format === 'yaml') return `---\n${toYaml(value)}`;
+  return line();
 }
 
 /** Left-aligned columns separated by two spaces; the header is the first row. */
@@ -38,6 +77,28 @@ export function agentsTable(agents: readonly Agent[]): string {
       String(a.messages_received),
       String(a.messages_sent),
       formatSize(a.memory_bytes),
+      a.created_at,
+    ]),
+  ]);
+}
+
+/** The table plus where each agent runs, what it runs and under which limits. */
+export function agentsWideTable(agents: readonly Agent[]): string {
+  const header = ['AGENT_ID', 'NAME', 'STATE', 'RESTARTS', 'RECEIVED', 'SENT', 'MEMORY', 'MEMORY_LIMIT', 'NODE', 'MODULE', 'CAPABILITIES', 'CREATED'];
+  return table([
+    header,
+    ...agents.map((a) => [
+      a.agent_id,
+      a.name,
+      a.state,
+      String(a.restart_count),
+      String(a.messages_received),
+      String(a.messages_sent),
+      formatSize(a.memory_bytes),
+      a.resources.memory_limit === 0 ? '-' : formatSize(a.resources.memory_limit),
+      a.node_id,
+      a.module_sha256.slice(0, 12),
+      a.capabilities.join(',') || '-',
       a.created_at,
     ]),
   ]);
@@ -67,6 +128,12 @@ export function agentDetails(agent: Agent): string {
 /** `created_at  sender -> receiver  type  content`, content on the same line whatever it holds. */
 export function messageLine(message: ProtoMessage): string {
   return `${message.created_at}  ${message.sender} -> ${message.receiver}  ${message.message_type}  ${JSON.stringify(message.content)}\n`;
+}
+
+/** The message line with its ids: which conversation, and what it answers. */
+export function messageWideLine(message: ProtoMessage): string {
+  const answers = message.in_reply_to === '' ? '' : `  in_reply_to=${message.in_reply_to}`;
+  return `${message.created_at}  ${message.message_id}  ${message.sender} -> ${message.receiver}  ${message.message_type}  conversation=${message.conversation_id}${answers}  ${JSON.stringify(message.content)}\n`;
 }
 
 export function healthLine(health: HealthResponse): string {

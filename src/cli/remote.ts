@@ -1,103 +1,86 @@
 /**
- * What every command that talks to a server shares: the `--server`,
- * `--output` and `--config` options, the gRPC client, and turning a failed
- * call into one line on stderr and its exit code.
+ * What every command that talks to a server shares: the clients of both
+ * doors, made on first use from the resolved connection (TLS and
+ * credentials applied), closed when the command ends, and a failed call
+ * turned into one line on stderr and its exit code.
  */
-import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { credentials as grpcCredentials, InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { createGrpcClient, RemoteError, type GrpcClient } from '../api/grpc/grpc-client.js';
-import { joinAddress, splitAddress } from '../api/host-port.js';
-import { loadConfig } from '../config/load.js';
+import type { CliIo } from './cli-io.js';
+import { credentialHeaders, resolveConnection, type Connection, type ConnectionValues } from './connection.js';
 import { exitCodeFor } from './exit-codes.js';
-import { errorLine, isOutputFormat, type OutputFormat } from './output.js';
+import { errorLine, outputFormat, type OutputFormat } from './output.js';
+import { createRestClient, type RestClient } from './rest-client.js';
 
 /** A unary call that takes longer fails with DEADLINE_EXCEEDED; deploys wait for the agent's start, so this is generous. */
 export const CALL_TIMEOUT_MS = 60_000;
 
-/** A command line that does not parse; main prints it with the usage and exits 2. */
-export class UsageError extends Error {
-  override readonly name = 'UsageError';
-}
-
-export const REMOTE_OPTIONS = {
-  server: { type: 'string' },
-  output: { type: 'string', default: 'table' },
-  config: { type: 'string' },
-} as const satisfies ParseArgsConfig['options'];
-
 export interface Remote {
-  readonly client: GrpcClient;
+  readonly io: CliIo;
   readonly output: OutputFormat;
-  readonly server: string;
-  out(text: string): void;
-  err(text: string): void;
+  readonly connection: Connection;
+  grpc(): GrpcClient;
+  rest(): RestClient;
 }
 
-/** `parseArgs` with the remote options added; its own errors become usage errors. */
-export function parseRemoteArgs<O extends NonNullable<ParseArgsConfig['options']>>(args: readonly string[], options: O) {
-  try {
-    return parseArgs({ args: [...args], options: { ...REMOTE_OPTIONS, ...options }, allowPositionals: true, strict: true });
-  } catch (error) {
-    throw new UsageError(error instanceof Error ? error.message : String(error));
-  }
+/** Adds the credentials to every call's metadata: call credentials would need TLS, and a local server may run without it. */
+function credentialInterceptor(headers: Record<string, string>): Interceptor {
+  return (options, nextCall) =>
+    new InterceptingCall(nextCall(options), {
+      start(metadata, listener, next) {
+        for (const [name, value] of Object.entries(headers)) metadata.set(name, value);
+        next(metadata, listener);
+      },
+    });
 }
 
-/** A wildcard bind address is not somewhere to connect to; the same host's loopback is. */
-function dialable(address: string): string {
-  const { host, port } = splitAddress(address);
-  if (host === '0.0.0.0') return joinAddress('127.0.0.1', port);
-  if (host === '::') return joinAddress('::1', port);
-  return address;
+function createGrpcClientFor(connection: Connection): GrpcClient {
+  const headers = credentialHeaders(connection.credentials);
+  const { tls } = connection;
+  const channel = tls === undefined ? grpcCredentials.createInsecure() : grpcCredentials.createSsl(tls.ca ?? null, tls.key ?? null, tls.cert ?? null);
+  return createGrpcClient(connection.grpcAddress(), Object.keys(headers).length === 0 ? {} : { interceptors: [credentialInterceptor(headers)] }, channel);
 }
 
-/** `--server`, else the configured `server.grpc_addr` (SVC_GRPC_ADDR, the config file, or the default). */
-export function serverAddress(values: { server?: string | undefined; config?: string | undefined }): string {
-  if (values.server !== undefined) {
-    // Checked here: grpc-js would take '' or 'host' as a target and fail later with a message of its own and exit 1.
-    try {
-      splitAddress(values.server);
-    } catch {
-      throw new UsageError(`--server takes HOST:PORT, got '${values.server}'`);
-    }
-    return values.server;
-  }
-  const config = loadConfig({ argv: values.config === undefined ? [] : ['--config', values.config], env: process.env });
-  return dialable(config.server.grpc_addr);
-}
-
-/** grpc-js's text for a failed connect is long and nested; the socket error's code says it all. */
-function unreachable(server: string, details: string): { code: string; message: string; metadata: Record<string, string> } {
+/** The socket error's code says it all; grpc-js's text for a failed connect is long and nested. */
+function unreachable(address: string, details: string): { code: string; message: string; metadata: Record<string, string> } {
   const cause = /\b(E[A-Z]{3,})\b/.exec(details)?.[1];
-  return { code: 'UNAVAILABLE', message: `no connection to the server at ${server}`, metadata: cause === undefined ? {} : { cause } };
+  return { code: 'UNAVAILABLE', message: `no connection to the server at ${address}`, metadata: cause === undefined ? {} : { cause } };
 }
 
-/** Runs `command` against the server and closes the client; a `RemoteError` becomes its line and exit code. */
+/** Runs `command` with the clients it asks for and closes them; a `RemoteError` becomes its line and exit code. */
 export async function withRemote(
-  values: { server?: string | undefined; output?: string | undefined; config?: string | undefined },
+  values: ConnectionValues & { readonly output?: string | undefined },
+  io: CliIo,
   command: (remote: Remote) => Promise<number>,
 ): Promise<number> {
-  const output = values.output ?? 'table';
-  if (!isOutputFormat(output)) throw new UsageError(`--output must be table or json, got '${output}'`);
-  const server = serverAddress(values);
+  const connection = resolveConnection(values, io);
+  let grpc: GrpcClient | undefined;
+  let rest: RestClient | undefined;
+  let dialed = '';
   const remote: Remote = {
-    client: createGrpcClient(server),
-    output,
-    server,
-    out: (text) => void process.stdout.write(text),
-    err: (text) => void process.stderr.write(text),
+    io,
+    output: outputFormat(values.output),
+    connection,
+    grpc() {
+      dialed = connection.grpcAddress();
+      grpc ??= createGrpcClientFor(connection);
+      return grpc;
+    },
+    rest() {
+      dialed = connection.httpAddress();
+      rest ??= createRestClient({ address: dialed, tls: connection.tls, credentials: connection.credentials, clock: io.clock });
+      return rest;
+    },
   };
   try {
     return await command(remote);
   } catch (error) {
     if (!(error instanceof RemoteError)) throw error;
-    remote.err(errorLine(error.code === 'UNAVAILABLE' && error.body.trace_id === '' ? unreachable(server, error.message) : error.body));
+    const { body } = error;
+    const detail = `${error.message} ${Object.values(body.metadata).join(' ')}`;
+    io.err(errorLine(error.code === 'UNAVAILABLE' && body.trace_id === '' ? unreachable(dialed, detail) : body));
     return exitCodeFor(error.code);
   } finally {
-    remote.client.close();
+    grpc?.close();
   }
-}
-
-export function exactlyOne(positionals: readonly string[], what: string): string {
-  const [first] = positionals;
-  if (first === undefined || positionals.length !== 1) throw new UsageError(`expected one ${what}`);
-  return first;
 }

@@ -106,7 +106,7 @@ describe('svc CLI', () => {
   it('check admits a valid module and prints what admission found', async () => {
     const file = join(dir, 'ok.wasm');
     writeFileSync(file, await wat('(module (memory (export "memory") 1 2) (func (export "handle")))'));
-    const run = await svc(['check', file]);
+    const run = await svc(['check', file, '-o', 'json']);
     assert.equal(run.code, 0, run.stderr);
     const info = JSON.parse(run.stdout) as { sha256: string; memory: { maximumPages: number } };
     assert.match(info.sha256, /^[0-9a-f]{64}$/);

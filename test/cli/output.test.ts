@@ -75,9 +75,8 @@ describe('errorLine', () => {
 });
 
 describe('isOutputFormat', () => {
-  it('knows table and json only', () => {
-    assert.ok(isOutputFormat('table'));
-    assert.ok(isOutputFormat('json'));
-    assert.ok(!isOutputFormat('yaml'));
+  it('knows table, wide, json and yaml', () => {
+    for (const format of ['table', 'wide', 'json', 'yaml']) assert.ok(isOutputFormat(format), format);
+    assert.ok(!isOutputFormat('xml'));
   });
 });

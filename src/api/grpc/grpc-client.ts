@@ -8,8 +8,9 @@ import {
   credentials,
   loadPackageDefinition,
   type CallOptions,
+  type ChannelCredentials,
+  type ClientOptions,
   type ClientReadableStream,
-  type ChannelOptions,
   type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
@@ -83,10 +84,14 @@ function callArgs(settings: CallSettings = {}): [Metadata, CallOptions] {
   return [metadata, options];
 }
 
-/** `address` is `host:port`; the connection is made on the first call. */
-export function createGrpcClient(address: string, channelOptions: ChannelOptions = {}): GrpcClient {
+/**
+ * `address` is `host:port`; the connection is made on the first call. The
+ * options may carry client interceptors (the CLI's credentials); plaintext
+ * unless `channelCredentials` say TLS.
+ */
+export function createGrpcClient(address: string, options: ClientOptions = {}, channelCredentials: ChannelCredentials = credentials.createInsecure()): GrpcClient {
   const Client = clientConstructor();
-  const client = new Client(address, credentials.createInsecure(), channelOptions);
+  const client = new Client(address, channelCredentials, options);
   const methods = client as unknown as Record<string, unknown>;
 
   function unary<Res>(method: string, request: unknown, settings?: CallSettings): Promise<Res> {

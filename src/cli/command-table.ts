@@ -1,0 +1,55 @@
+/**
+ * Every `svc` command, in the order `svc --help` lists them, and the
+ * one-line summary of each group of subcommands. A new command is one file
+ * under `commands/` exporting a `Command`, and one line here; a new group
+ * (say `keys`) also gets its summary below.
+ */
+import type { Command } from './command.js';
+import { agentsDeployCommand } from './commands/agents-deploy.js';
+import { agentsGetCommand } from './commands/agents-get.js';
+import { agentsListCommand } from './commands/agents-list.js';
+import { agentsUndeployCommand } from './commands/agents-undeploy.js';
+import { checkCommand } from './commands/check.js';
+import { completionCommand } from './commands/completion.js';
+import { configCommand } from './commands/config.js';
+import { contextCurrentCommand } from './commands/context-current.js';
+import { contextDeleteCommand } from './commands/context-delete.js';
+import { contextListCommand } from './commands/context-list.js';
+import { contextSetCommand } from './commands/context-set.js';
+import { contextUseCommand } from './commands/context-use.js';
+import { healthCommand } from './commands/health.js';
+import { messagesHistoryCommand } from './commands/messages-history.js';
+import { messagesSendCommand } from './commands/messages-send.js';
+import { messagesTailCommand } from './commands/messages-tail.js';
+import { newAgentCommand } from './commands/new-agent.js';
+import { startCommand } from './commands/start.js';
+import { versionCommand } from './commands/version.js';
+
+export const COMMANDS: readonly Command[] = [
+  startCommand,
+  checkCommand,
+  configCommand,
+  agentsDeployCommand,
+  agentsListCommand,
+  agentsGetCommand,
+  agentsUndeployCommand,
+  messagesSendCommand,
+  messagesTailCommand,
+  messagesHistoryCommand,
+  healthCommand,
+  contextListCommand,
+  contextCurrentCommand,
+  contextUseCommand,
+  contextSetCommand,
+  contextDeleteCommand,
+  newAgentCommand,
+  completionCommand,
+  versionCommand,
+];
+
+export const GROUPS: Readonly<Record<string, string>> = {
+  agents: 'Deploy, list, inspect and undeploy agents.',
+  messages: 'Send messages to agents, follow them live, read their history.',
+  context: 'Manage contexts: named servers with their TLS files and credentials.',
+  new: 'Create projects from templates.',
+};
