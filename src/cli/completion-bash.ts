@@ -25,7 +25,10 @@ export function bashCompletion(model: CompletionModel): string {
       return [`    ${names.join('|')}) echo ${quote(valueWord(f.value.completion))} ;;`];
     }),
   );
-  const files = model.commands.filter((c) => c.args.some((a) => a.completion.kind === 'file')).map((c) => quote(c.path));
+  const args = model.commands.flatMap((c) => {
+    const [first] = c.args;
+    return first === undefined || first.completion.kind === 'free' ? [] : [`    ${quote(c.path)}) echo ${quote(valueWord(first.completion))} ;;`];
+  });
   return `# bash completion for svc
 #   this shell:   source <(svc completion bash)
 #   every shell:  svc completion bash > ~/.local/share/bash-completion/completions/svc
@@ -49,11 +52,11 @@ ${values.join('\n')}
   esac
 }
 
-__svc_file_args() {
+# How the arguments of command $1 complete, as __svc_value says.
+__svc_args() {
   case "$1" in
-    ${files.length === 0 ? "''" : files.join('|')}) return 0 ;;
+${args.join('\n')}
   esac
-  return 1
 }
 
 _svc() {
@@ -68,18 +71,16 @@ _svc() {
     COMPREPLY=($(compgen -W "$(__svc_children "$path") --help -h" -- "$cur"))
     return 0
   fi
-  value="$(__svc_value "$path" "$prev")"
-  case "$value" in
-    WORDS*) COMPREPLY=($(compgen -W "\${value#WORDS }" -- "$cur")); return 0 ;;
-    FILE) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")); return 0 ;;
-    VALUE) return 0 ;;
-  esac
   if [[ "$cur" == -* ]]; then
     COMPREPLY=($(compgen -W "$(__svc_flags "$path")" -- "$cur"))
-  elif __svc_file_args "$path"; then
-    compopt -o filenames 2>/dev/null
-    COMPREPLY=($(compgen -f -- "$cur"))
+    return 0
   fi
+  value="$(__svc_value "$path" "$prev")"
+  [[ -n "$value" ]] || value="$(__svc_args "$path")"
+  case "$value" in
+    WORDS*) COMPREPLY=($(compgen -W "\${value#WORDS }" -- "$cur")) ;;
+    FILE) compopt -o filenames 2>/dev/null; COMPREPLY=($(compgen -f -- "$cur")) ;;
+  esac
   return 0
 }
 

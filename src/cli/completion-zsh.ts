@@ -15,6 +15,11 @@ function explanation(text: string): string {
   return inQuotes(text.replace(/\s+/g, ' ').replace(/[\\[\]]/g, '\\$&'));
 }
 
+/** A message between colons of a spec: its own colons escaped. */
+function message(label: string): string {
+  return inQuotes(label.replaceAll(':', '\\:'));
+}
+
 function action(completion: ValueCompletion): string {
   if (completion.kind === 'words') return `(${completion.words.join(' ')})`;
   return completion.kind === 'file' ? '_files' : ' ';
@@ -23,7 +28,7 @@ function action(completion: ValueCompletion): string {
 function flagSpec(flag: CompletedFlag): string {
   const names = flag.short === undefined ? [`--${flag.name}`] : [`-${flag.short}`, `--${flag.name}`];
   const exclusion = flag.multiple ? "'*'" : `'(${names.join(' ')})'`;
-  const value = flag.value === undefined ? '' : `:${inQuotes(flag.value.label)}:${inQuotes(action(flag.value.completion))}`;
+  const value = flag.value === undefined ? '' : `:${message(flag.value.label)}:${inQuotes(action(flag.value.completion))}`;
   const described = `'[${explanation(flag.description)}]${value}'`;
   return names.length === 1 ? `${exclusion}${names[0]}${described}` : `${exclusion}{${names.join(',')}}${described}`;
 }
@@ -31,7 +36,7 @@ function flagSpec(flag: CompletedFlag): string {
 function commandCase(command: CompletedCommand): string {
   const specs = [
     ...command.flags.map(flagSpec),
-    ...command.args.map((arg, i) => `'${i + 1}:${inQuotes(arg.name)}:${inQuotes(action(arg.completion))}'`),
+    ...command.args.map((arg, i) => `'${i + 1}:${message(arg.name)}:${inQuotes(action(arg.completion))}'`),
   ];
   return `    '${inQuotes(command.path)}') _arguments -s -S \\\n      ${specs.join(' \\\n      ')} ;;`;
 }

@@ -5,11 +5,13 @@
  * system's reason, exit 4, instead of a bare Node error and exit 1.
  */
 import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { SvcError } from '../errors/svc-error.js';
 
-export function readModuleFile(path: string): Uint8Array {
+/** `path` as the user wrote it, relative to `cwd`. */
+export function readModuleFile(path: string, cwd: string): Uint8Array {
   try {
-    return new Uint8Array(readFileSync(path));
+    return new Uint8Array(readFileSync(resolve(cwd, path)));
   } catch (error) {
     const cause = (error as NodeJS.ErrnoException).code ?? 'EIO';
     throw new SvcError('INVALID_ARGUMENT', `cannot read the module file ${path}`, { field: 'file', reason: 'unreadable', cause });

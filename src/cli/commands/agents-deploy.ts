@@ -31,7 +31,7 @@ new agent's id, so a script can keep it: id=$(svc agents deploy ...).`,
   async run({ values, args: [file = ''], io }) {
     const memoryLimit = values['memory-limit'] === undefined ? 0 : parseSize(values['memory-limit']);
     if (memoryLimit === undefined) throw new UsageError(`--memory-limit takes a size (bytes, 64KiB, 16MiB), got '${values['memory-limit']}'`);
-    const wasm = readModuleFile(file);
+    const wasm = readModuleFile(file, io.cwd);
     return withRemote(values, io, async ({ grpc, output }) => {
       const deployed = await grpc().deploy(
         { name: values.name ?? '', wasm_module: wasm, capabilities: values.capability, resources: { memory_limit: memoryLimit } },

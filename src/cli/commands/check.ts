@@ -28,7 +28,7 @@ The limits are the configured ones (runtime.max_memory_pages, runtime.max_module
   ],
   async run({ values, args: [file = ''], settings, io }) {
     const config = serverConfig(io, values.config, settings);
-    const bytes = readModuleFile(file);
+    const bytes = readModuleFile(file, io.cwd);
     const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(bytes);
     const { info } = admitted;
     const result = { sha256: admitted.sha256, size: admitted.size, ...info };

@@ -11,6 +11,18 @@ import { EXIT } from '../exit-codes.js';
 import { messageLine, messageWideLine, OUTPUT_FLAG, render } from '../output.js';
 import { CALL_TIMEOUT_MS, withRemote } from '../remote.js';
 
+const MESSAGE_TEXT_FIELDS = [
+  'message_id', 'sender', 'receiver', 'message_type', 'content', 'conversation_id',
+  'reply_with', 'in_reply_to', 'language', 'ontology', 'protocol', 'created_at',
+] as const;
+
+/** The REST form leaves out empty fields; the printed forms show every field, as gRPC gives them. */
+function withDefaults(message: Partial<ProtoMessage>): ProtoMessage {
+  const full = { metadata: message.metadata ?? {} } as ProtoMessage;
+  for (const field of MESSAGE_TEXT_FIELDS) full[field] = message[field] ?? '';
+  return full;
+}
+
 export const messagesHistoryCommand = defineCommand({
   path: ['messages', 'history'],
   summary: "Show an agent's recent messages, oldest first.",
@@ -34,8 +46,8 @@ http_server, or the configured server.http_addr.`,
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new UsageError(`--limit takes a positive integer, got '${values.limit}'`);
     const query = values.type.length === 0 ? '' : `?message_types=${values.type.map(encodeURIComponent).join(',')}`;
     return withRemote(values, io, async ({ rest, output }) => {
-      const body = (await rest().getJson(`/api/v1/agents/${encodeURIComponent(agentId)}/messages${query}`, CALL_TIMEOUT_MS)) as { messages?: ProtoMessage[] };
-      const all = body.messages ?? [];
+      const body = (await rest().getJson(`/api/v1/agents/${encodeURIComponent(agentId)}/messages${query}`, CALL_TIMEOUT_MS)) as { messages?: Array<Partial<ProtoMessage>> };
+      const all = (body.messages ?? []).map(withDefaults);
       const messages = limit === undefined ? all : all.slice(-limit);
       const lines = (line: (m: ProtoMessage) => string) => () => messages.map(line).join('');
       io.out(render(output, { messages }, { table: lines(messageLine), wide: lines(messageWideLine) }));
