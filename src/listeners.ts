@@ -48,7 +48,7 @@ export async function startListeners(server: Server, config: Config, log: Logger
 
   // Both doors trace, count and log with the server's own tracer and registry, the one the metrics listener serves.
   const telemetry = { log, tracing: server.tracing, metrics: server.metrics };
-  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), ...telemetry });
+  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), ...telemetry, readiness });
   const http: HttpServer = createHttpServer(server.service, httpServerOptionsFrom(config, { readiness, ...telemetry }));
   const metrics: MetricsServer | undefined = config.observability.enable_metrics
     ? createMetricsServer(server.metrics.registry, { address: config.server.metrics_addr, maxConnections: config.server.max_connections, log })

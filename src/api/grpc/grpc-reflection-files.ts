@@ -54,9 +54,10 @@ interface ReflectionInternals {
  * bytes built here instead. test/api/grpc/grpc-reflection.test.ts reads the
  * rules back through both versions of the protocol.
  */
-export function managementReflectionService(): ReflectionService {
+export function managementReflectionService(others: readonly PackageDefinition[] = []): ReflectionService {
   const schema = reflectedSchema();
-  const service = new ReflectionService(schema.definition);
+  // The other services the listener serves (grpc.health.v1), listed beside the management schema.
+  const service = new ReflectionService(Object.assign({}, ...others, schema.definition) as PackageDefinition);
   const files = new Map(schema.files.map((bytes) => [(descriptor.FileDescriptorProto.decode(bytes) as IFileDescriptorProto).name, bytes] as const));
   const { v1, v1Alpha } = service as unknown as { v1: ReflectionInternals; v1Alpha: ReflectionInternals };
   for (const implementation of [v1, v1Alpha]) {

@@ -1,12 +1,14 @@
 /**
  * The gRPC door: `svc.v1.ManagementService` over grpc-js, with server
- * reflection (v1 and v1alpha, serving the files of grpc-reflection-files.ts),
+ * reflection (v1 and v1alpha, serving the files of grpc-reflection-files.ts)
+ * and the standard health service (grpc-health-service.ts),
  * behind our own TCP listener that enforces the connection limits (see
  * grpc-connection-limit.ts), every call traced, counted and logged by one
  * interceptor (grpc-telemetry-interceptor.ts); a call to a method it does
  * not have gets the error trailer too (grpc-unknown-method.ts).
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
+import type { Clock } from '../../../supervisors/index.js';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import { SvcError } from '../../errors/svc-error.js';
 import type { Logger } from '../../telemetry/logger.js';
@@ -19,6 +21,7 @@ import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
 import { createConnectionLimiter } from './grpc-connection-limit.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { createManagementHandlers } from './grpc-handlers.js';
+import { createHealthService } from './grpc-health-service.js';
 import { managementReflectionService } from './grpc-reflection-files.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
 import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
@@ -46,6 +49,10 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   tracing?: Tracing;
   /** The server's metrics (`server.metrics`); without them nothing is counted. */
   metrics?: Metrics;
+  /** What /ready reports; `grpc.health.v1.Health` answers SERVING exactly when it says ready. */
+  readiness?: () => { ready: boolean };
+  /** The health service's Watch timer; the real clock by default. */
+  clock?: Clock;
 }
 
 function managementServiceDefinition(): ServiceDefinition {
@@ -83,7 +90,12 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     log,
   });
   server.addService(managementServiceDefinition(), handlers.implementation);
-  managementReflectionService().addToServer(server);
+  const health = createHealthService({
+    ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
+    ...(options.clock === undefined ? {} : { clock: options.clock }),
+  });
+  server.addService(health.definition, health.implementation);
+  managementReflectionService([health.reflection]).addToServer(server);
   const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
 
   let started: Promise<string> | undefined;
@@ -99,6 +111,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
 
   async function shutdown(graceMs: number): Promise<void> {
     const closed = limiter.close();
+    health.shutdown();
     handlers.endStreams(new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' }));
     await new Promise<void>((resolve) => {
       const force = setTimeout(() => {

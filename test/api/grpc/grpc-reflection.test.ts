@@ -102,6 +102,17 @@ describe('server reflection', SUITE_TIMEOUT, () => {
       assert.ok(names.includes(MANAGEMENT_SERVICE_NAME), names.join(', '));
     });
 
+    it(`${version}: lists the standard health service and serves its file under its standard path`, async () => {
+      const client = reflectionClient(version, s.address);
+      const listed = await client.ask({ list_services: '*' });
+      const [file] = filesOf(await client.ask({ file_containing_symbol: 'grpc.health.v1.Health' }));
+      client.close();
+      assert.ok(listed.list_services_response?.service.some((svc) => svc.name === 'grpc.health.v1.Health'));
+      assert.equal(file?.name, 'grpc/health/v1/health.proto');
+      assert.equal(file.package, 'grpc.health.v1');
+      assert.deepEqual(file.service[0]?.method.map((m) => [m.name, m.serverStreaming ?? false]), [['Check', false], ['Watch', true]]);
+    });
+
     it(`${version}: resolves the file declaring the service, with its eight methods`, async () => {
       const client = reflectionClient(version, s.address);
       const [file] = filesOf(await client.ask({ file_containing_symbol: MANAGEMENT_SERVICE_NAME }));

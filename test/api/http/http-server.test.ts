@@ -184,9 +184,9 @@ test('deploy errors: a taken name 409, a missing name 400', async () => {
   assert.deepEqual([nameless.status, nameless.body.code], [400, 'INVALID_ARGUMENT']);
 });
 
-test('a wrong method on a known path is NOT_FOUND with Allow; an unknown path NOT_FOUND', async () => {
+test('a wrong method on a known path is 405 with Allow (issue 44; it was 404); an unknown path NOT_FOUND', async () => {
   const put = await call(gw.base, 'PUT', '/api/v1/agents/x', {});
-  assert.deepEqual([put.status, put.headers.get('allow'), put.body.metadata.allow], [404, 'DELETE, GET', 'DELETE,GET']);
+  assert.deepEqual([put.status, put.headers.get('allow'), put.body.code, put.body.metadata.allow], [405, 'DELETE, GET, HEAD', 'NOT_FOUND', 'DELETE,GET,HEAD']);
   const nowhere = await call(gw.base, 'GET', '/api/v1/nowhere');
   assert.deepEqual([nowhere.status, nowhere.body.code], [404, 'NOT_FOUND']);
   assert.match(nowhere.body.trace_id, /^[0-9a-f]{32}$/);

@@ -150,7 +150,7 @@ describe('REST door telemetry', { timeout: 60_000 }, () => {
     const delta = (name: string, labels: Record<string, string> = {}) => sampleValue(after, name, labels) - sampleValue(before, name, labels);
     assert.equal(delta('svc_http_requests_total', { method: 'GET', status: '200' }), 1);
     assert.equal(delta('svc_http_requests_total', { method: 'DELETE', status: '404' }), 1);
-    assert.equal(delta('svc_http_requests_total', { method: 'OTHER', status: '404' }), 1, 'a verb outside the bounded set is OTHER');
+    assert.equal(delta('svc_http_requests_total', { method: 'OTHER', status: '405' }), 1, 'a verb outside the bounded set is OTHER');
     assert.ok(!after.samples.some((s) => s.labels.method === 'PURGE'));
     assert.equal(delta('svc_http_request_duration_seconds_count', { method: 'GET' }), 1);
     assert.ok(delta('svc_network_bytes_total') > 0, 'bytes of the requests counted');

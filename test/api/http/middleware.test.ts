@@ -90,10 +90,10 @@ test('json body: only where a route takes one; Content-Type checked; the limit i
   );
 });
 
-test('no route: NOT_FOUND, with Allow when the path answers other methods', async () => {
+test('no route: NOT_FOUND; 405 with Allow when the path answers other methods', async () => {
   await withApp([noRouteMiddleware((path) => (path === '/known' ? ['GET', 'POST'] : []))], async (base) => {
     const wrong = await fetch(`${base}/known`, { method: 'DELETE' });
-    assert.deepEqual([wrong.status, wrong.headers.get('allow')], [404, 'GET, POST']);
+    assert.deepEqual([wrong.status, wrong.headers.get('allow')], [405, 'GET, HEAD, POST']);
     const unknown = await fetch(`${base}/unknown`);
     assert.deepEqual([unknown.status, unknown.headers.get('allow')], [404, null]);
   });
