@@ -15,6 +15,8 @@ import { createLogger } from '../../src/telemetry/logger.js';
 export interface CliServer {
   readonly grpc: string;
   readonly http: string;
+  /** The metrics listener (Prometheus text). */
+  readonly metrics: string;
   readonly client: GrpcClient;
   /** `--server` for a command line. */
   readonly server: readonly string[];
@@ -43,11 +45,13 @@ export async function startCliServer(): Promise<CliServer> {
     await server.stop();
     throw error;
   }
-  const { grpc, http } = listeners.addresses;
+  const { grpc, http, metrics } = listeners.addresses;
+  if (metrics === null) throw new Error('the metrics listener is off');
   const client = createGrpcClient(grpc);
   return {
     grpc,
     http,
+    metrics,
     client,
     server: ['--server', grpc],
     async stop() {
