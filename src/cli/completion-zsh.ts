@@ -49,6 +49,7 @@ export function zshCompletion(model: CompletionModel): string {
 # zsh completion for svc
 #   this shell:   source <(svc completion zsh)
 #   every shell:  svc completion zsh > "\${fpath[1]}/_svc"   (then restart zsh)
+compdef _svc svc
 
 __svc_children() {
   case $1 in
@@ -83,10 +84,9 @@ _svc() {
   __svc_command "$node"
 }
 
-if [[ \${zsh_eval_context[-1]} == loadautofunc ]]; then
+# Loaded from $fpath, this file is the body of _svc: it defines the functions, then completes.
+if [ "$funcstack[1]" = "_svc" ]; then
   _svc "$@"
-else
-  compdef _svc svc
 fi
 `;
 }
