@@ -5,8 +5,6 @@
  * this refuses with the same code and reason.
  */
 import { formatSize } from '../../config/units.js';
-import { createAdmission } from '../../sandbox/admission.js';
-import { sandboxLimitsFrom } from '../../sandbox/limits.js';
 import { defineCommand } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { readModuleFile } from '../module-file.js';
@@ -29,6 +27,8 @@ The limits are the configured ones (runtime.max_memory_pages, runtime.max_module
   async run({ values, args: [file = ''], settings, io }) {
     const config = serverConfig(io, values.config, settings);
     const bytes = readModuleFile(file, io.cwd);
+    // Loaded here, not with the command table: only this command needs the sandbox.
+    const [{ createAdmission }, { sandboxLimitsFrom }] = await Promise.all([import('../../sandbox/admission.js'), import('../../sandbox/limits.js')]);
     const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(bytes);
     const { info } = admitted;
     const result = { sha256: admitted.sha256, size: admitted.size, ...info };

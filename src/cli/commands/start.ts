@@ -5,9 +5,8 @@
  * everything is up.
  */
 import { ignoredEnvNames } from '../../config/load.js';
-import { startListeners, type Listeners } from '../../listeners.js';
-import { startServer, type Server } from '../../server.js';
-import { createLogger, loggerOptionsFrom } from '../../telemetry/logger.js';
+import type { Listeners } from '../../listeners.js';
+import type { Server } from '../../server.js';
 import { defineCommand } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { SERVER_CONFIG_FLAG, serverConfig } from './server-flags.js';
@@ -43,6 +42,12 @@ executions finish, /ready answers 503) and exits 0; a second signal exits at onc
   ],
   async run({ values, settings, io }) {
     const config = serverConfig(io, values.config, settings);
+    // Loaded here, not with the command table: the client commands and --help never need the server.
+    const [{ startServer }, { startListeners }, { createLogger, loggerOptionsFrom }] = await Promise.all([
+      import('../../server.js'),
+      import('../../listeners.js'),
+      import('../../telemetry/logger.js'),
+    ]);
     const log = createLogger(loggerOptionsFrom(config.observability));
     const ignored = ignoredEnvNames(io.env);
     if (ignored.length > 0) log.warn({ variables: ignored }, 'SVC_ environment variables that name no configuration section were ignored');
