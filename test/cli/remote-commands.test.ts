@@ -13,6 +13,8 @@ import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from '../api/grpc/grpc-harness.js';
 import { wat } from '../helpers/wat.js';
+import { runCli as runCliInProcess } from '../../src/cli/cli.js';
+import { memoryIo } from './memory-io.js';
 import { runCli, startCli, type Run } from './run-cli.js';
 
 const ECHO = (await ensureExamplesBuilt()).get('echo');
@@ -164,11 +166,12 @@ describe('svc client commands against a running server', SUITE_TIMEOUT, () => {
     ['a bad --memory-limit', ['agents', 'deploy', 'x.wasm', '--name', 'n', '--memory-limit', 'lots'], EXIT.usage, /--memory-limit takes a size/],
     ['a bad --count', ['messages', 'tail', '--count', '0'], EXIT.usage, /--count takes a positive integer/],
   ];
+  // In-process, through the same dispatcher: a process each would spend most of the suite loading the CLI.
   for (const [name, args, code, stderr] of failures) {
     it(`${name}: exit ${code}`, async () => {
-      const run = await svc(...args);
-      assert.equal(run.code, code, run.stderr);
-      assert.match(run.stderr, stderr);
+      const io = memoryIo({ cwd: dir });
+      assert.equal(await runCliInProcess([...args, '--server', s.address], io), code, io.stderr);
+      assert.match(io.stderr, stderr);
     });
   }
 });
