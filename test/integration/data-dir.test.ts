@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { EXIT } from '../../src/cli/exit-codes.js';
+import { readIdentity } from '../../src/store/data-dir-identity.js';
 import { damageIndex, damageWalFrame, walFrames } from '../store/damage.js';
 import { deployExample, request, seedAgents, startSvc, type SvcProcess } from './svc-process.js';
 
@@ -71,6 +72,8 @@ describe('the data directory lock', TIMEOUT, () => {
 describe('a store that lost what the directory recorded', TIMEOUT, () => {
   it('svc.db truncated to zero bytes: refused, naming what was found; --recover starts with an empty store and the same node id', async () => {
     seedAgents(dir, ['a', 'b', 'c']);
+    const before = readIdentity(dir);
+    assert.equal(before.state, 'present');
     truncateSync(join(dir, 'svc.db'), 0);
     const stderr = await refusedStart();
     assert.match(stderr, /^svc: svc\.db is empty \(0 bytes\), but this data directory recorded 3 agents \(3 deploys and 0 undeploys acknowledged\) on node \S+\./);
@@ -79,6 +82,8 @@ describe('a store that lost what the directory recorded', TIMEOUT, () => {
     const recovered = svc(['--recover']);
     assert.deepEqual(await agentNames(await recovered.api), []);
     assert.ok(recovered.logs().some((l) => l.msg === 'recover: accepted the store as found' && String(l.finding).startsWith('svc.db is empty')));
+    const nodeId = recovered.logs().find((l) => l.msg === 'started')?.node_id;
+    assert.equal(nodeId, before.state === 'present' ? before.identity.nodeId : undefined, 'the node keeps its id');
   });
 
   it('a write-ahead-log frame damaged after SIGKILL: refused naming the missing deploys, not started without them', async () => {
