@@ -12,6 +12,7 @@ import { SvcError } from '../../errors/svc-error.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { callContextFrom } from './grpc-call-context.js';
 import { toGrpcStatus } from './grpc-errors.js';
+import { rejectionOf } from './grpc-strict-decode.js';
 import {
   deployRequestFrom,
   listRequestFrom,
@@ -77,6 +78,8 @@ export function createManagementHandlers(service: AgentService, options: Handler
       const timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
       let result: Promise<Res>;
       try {
+        const refused = rejectionOf(call.request);
+        if (refused !== undefined) throw refused;
         result = run(call.request, ctx);
       } catch (error) {
         fail(error);
@@ -118,6 +121,8 @@ export function createManagementHandlers(service: AgentService, options: Handler
       return call.write(messageToProto(message)) ? undefined : once(call, 'drain');
     };
     try {
+      const refused = rejectionOf(call.request);
+      if (refused !== undefined) throw refused;
       sink = service.subscribe(call.request.filter, write, ctx);
     } catch (error) {
       fail(error);

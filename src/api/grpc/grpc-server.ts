@@ -5,7 +5,8 @@
  * behind our own TCP listener that enforces the connection limits (see
  * grpc-connection-limit.ts), every call traced, counted and logged by one
  * interceptor (grpc-telemetry-interceptor.ts); a call to a method it does
- * not have gets the error trailer too (grpc-unknown-method.ts).
+ * not have gets the error trailer too (grpc-unknown-method.ts); requests are
+ * checked strictly before they are decoded (grpc-strict-decode.ts).
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import type { Clock } from '../../../supervisors/index.js';
@@ -22,6 +23,7 @@ import { createConnectionLimiter } from './grpc-connection-limit.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { createManagementHandlers } from './grpc-handlers.js';
 import { createHealthService } from './grpc-health-service.js';
+import { withStrictDecoding } from './grpc-strict-decode.js';
 import { managementReflectionService } from './grpc-reflection-files.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
 import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
@@ -89,7 +91,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     onCall: (call) => limiter.sawRequest(call),
     log,
   });
-  server.addService(managementServiceDefinition(), handlers.implementation);
+  server.addService(withStrictDecoding(managementServiceDefinition(), loadManagementProto().service), handlers.implementation);
   const health = createHealthService({
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),

@@ -1,0 +1,165 @@
+/**
+ * A request body as strict JSON (RFC 8259): UTF-8 checked on the bytes, so
+ * an invalid sequence is refused instead of becoming U+FFFD (two different
+ * names decoding to the same text); a key given twice in one object is
+ * refused instead of the last one winning; `__proto__` is refused as a key,
+ * as the body parser's `@hapi/bourne` did. Each refusal is INVALID_ARGUMENT
+ * naming the field as the client spelled it (`resources.memory_limit`,
+ * `capabilities[2]`), or `body` when no field contains the fault.
+ *
+ * JSON.parse does the parsing; it reports neither duplicates nor where a
+ * string sits, so one scan over the text it accepted follows the nesting
+ * (strings are skipped with `indexOf`, so a large base64 module costs little).
+ * No installed library reports duplicate keys at JSON.parse's speed (see
+ * docs/adr/0001-strict-json-bodies.md).
+ */
+import { isUtf8 } from 'node:buffer';
+import { SvcError } from '../../errors/svc-error.js';
+import { shortName } from './json-codec.js';
+
+const REPLACEMENT = 0xfffd;
+const FORBIDDEN_KEY = '__proto__';
+
+function refusal(field: string, message: string, reason: string, extra: Record<string, string> = {}): SvcError {
+  return new SvcError('INVALID_ARGUMENT', message, { field: shortName(field), reason, ...extra });
+}
+
+const member = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
+const element = (path: string, index: number): string => `${path === '' ? 'body' : path}[${index}]`;
+
+interface ObjectFrame {
+  kind: 'object';
+  path: string;
+  keys: Set<string>;
+  /** The key whose value comes next, once read. */
+  key: string | undefined;
+}
+
+interface ArrayFrame {
+  kind: 'array';
+  path: string;
+  index: number;
+}
+
+type Frame = ObjectFrame | ArrayFrame;
+
+/** Where the scan stopped: inside an unterminated string (a key, or a value at `path`), or at the end. */
+interface ScanEnd {
+  openString?: { isKey: boolean; path: string };
+}
+
+/** The path of the value that starts next in `frame`. */
+function valuePath(frame: Frame | undefined): string {
+  if (frame === undefined) return '';
+  return frame.kind === 'array' ? element(frame.path, frame.index) : member(frame.path, frame.key ?? '');
+}
+
+/** Index of the quote that closes the string opened at `start`, or -1. */
+function closingQuote(text: string, start: number): number {
+  for (let at = text.indexOf('"', start + 1); at !== -1; at = text.indexOf('"', at + 1)) {
+    let backslashes = 0;
+    while (text.charCodeAt(at - 1 - backslashes) === 92 /* \ */) backslashes++;
+    if (backslashes % 2 === 0) return at;
+  }
+  return -1;
+}
+
+/**
+ * Walks JSON text (whole and valid, or a valid prefix of it), calling
+ * `onKey` with each object key and its path.
+ */
+function scan(text: string, onKey: (frame: ObjectFrame, key: string) => void): ScanEnd {
+  const stack: Frame[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    const top = stack.at(-1);
+    switch (c) {
+      case 123 /* { */:
+        stack.push({ kind: 'object', path: valuePath(top), keys: new Set(), key: undefined });
+        break;
+      case 91 /* [ */:
+        stack.push({ kind: 'array', path: valuePath(top), index: 0 });
+        break;
+      case 125 /* } */:
+      case 93 /* ] */:
+        stack.pop();
+        break;
+      case 44 /* , */:
+        if (top?.kind === 'array') top.index++;
+        else if (top !== undefined) top.key = undefined;
+        break;
+      case 34 /* " */: {
+        const isKey = top?.kind === 'object' && top.key === undefined;
+        const end = closingQuote(text, i);
+        if (end === -1) return { openString: { isKey, path: isKey ? (top?.path ?? '') : valuePath(top) } };
+        if (isKey) {
+          const raw = text.slice(i + 1, end);
+          const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+          onKey(top, key);
+          top.key = key;
+        }
+        i = end;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  return {};
+}
+
+/** Refuses a key given twice in one object, and `__proto__`. */
+function checkKeys(frame: ObjectFrame, key: string): void {
+  const path = member(frame.path, key);
+  if (key === FORBIDDEN_KEY) throw refusal(path, `${shortName(path)}: "${FORBIDDEN_KEY}" is not accepted as a key`, 'forbidden_key');
+  if (frame.keys.has(key)) throw refusal(path, `${shortName(path)} is given twice`, 'duplicate_key');
+  frame.keys.add(key);
+}
+
+/** Byte offset of the first invalid UTF-8 sequence in `bytes`, which `isUtf8` refused. */
+function firstInvalidByte(bytes: Buffer, decoded: string): number {
+  // Up to the first U+FFFD that is not the bytes EF BF BD, the decoding was one-to-one.
+  for (let at = decoded.indexOf(String.fromCharCode(REPLACEMENT)); at !== -1; at = decoded.indexOf(String.fromCharCode(REPLACEMENT), at + 1)) {
+    const offset = Buffer.byteLength(decoded.slice(0, at));
+    if (!(bytes[offset] === 0xef && bytes[offset + 1] === 0xbf && bytes[offset + 2] === 0xbd)) return offset;
+  }
+  return bytes.length;
+}
+
+function invalidUtf8(bytes: Buffer): SvcError {
+  const offset = firstInvalidByte(bytes, bytes.toString('utf8'));
+  const end = scan(bytes.subarray(0, offset).toString('utf8'), () => undefined);
+  const where = end.openString;
+  const field = where === undefined || where.path === '' ? 'body' : where.path;
+  const what = where?.isKey === true ? `a key of ${field === 'body' ? 'the body' : field}` : field;
+  return refusal(field, `${what} is not valid UTF-8 (byte ${offset})`, 'invalid_utf8', { offset: String(offset) });
+}
+
+/** The first character of the document, past the whitespace RFC 8259 allows (space, tab, line feed, carriage return). */
+function firstCharacter(text: string): string {
+  let at = 0;
+  while (at < text.length && ' \t\n\r'.includes(text.charAt(at))) at++;
+  return text.charAt(at);
+}
+
+/**
+ * The body as a JSON object or array; an empty body is an empty object (no
+ * fields set). Throws INVALID_ARGUMENT as the file comment says.
+ */
+export function parseStrictJson(body: Buffer): unknown {
+  // RFC 8259 lets a parser ignore a byte order mark; the body parser did.
+  const bytes = body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
+  if (!isUtf8(bytes)) throw invalidUtf8(bytes);
+  const text = bytes.toString('utf8');
+  if (text === '') return {};
+  const first = firstCharacter(text);
+  if (first !== '{' && first !== '[') throw refusal('body', 'malformed JSON body: the document must be an object or an array', 'malformed_json');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw refusal('body', `malformed JSON body: ${error instanceof Error ? error.message : String(error)}`, 'malformed_json');
+  }
+  scan(text, checkKeys);
+  return value;
+}
