@@ -11,7 +11,7 @@
  * string sits, so one scan over the text it accepted follows the nesting
  * (strings are skipped with `indexOf`, so a large base64 module costs little).
  * No installed library reports duplicate keys at JSON.parse's speed (see
- * docs/adr/0001-strict-json-bodies.md).
+ * docs/adr/0041-strict-json-bodies.md).
  */
 import { isUtf8 } from 'node:buffer';
 import { SvcError } from '../../errors/svc-error.js';
@@ -25,33 +25,39 @@ function refusal(field: string, message: string, reason: string, extra: Record<s
 }
 
 const member = (path: string, key: string): string => (path === '' ? key : `${path}.${key}`);
-const element = (path: string, index: number): string => `${path === '' ? 'body' : path}[${index}]`;
 
-interface ObjectFrame {
-  kind: 'object';
-  path: string;
-  keys: Set<string>;
-  /** The key whose value comes next, once read. */
+/**
+ * One open object or array. Paths are built only for an error, from the
+ * chain of frames: building one per key cost more than the rest of the scan.
+ */
+interface Frame {
+  readonly parent: Frame | undefined;
+  /** Where this container sits in its parent: a key, an index, or nothing at the top. */
+  readonly at: string | number | undefined;
+  /** Keys seen so far, for an object; undefined for an array. */
+  readonly keys: Set<string> | undefined;
+  /** The key whose value comes next (object), once read. */
   key: string | undefined;
-}
-
-interface ArrayFrame {
-  kind: 'array';
-  path: string;
+  /** The index of the value that comes next (array). */
   index: number;
 }
 
-type Frame = ObjectFrame | ArrayFrame;
+function pathOf(frame: Frame | undefined): string {
+  if (frame === undefined || frame.parent === undefined && frame.at === undefined) return '';
+  const parent = pathOf(frame.parent);
+  return typeof frame.at === 'number' ? `${parent === '' ? 'body' : parent}[${frame.at}]` : member(parent, frame.at ?? '');
+}
+
+/** The path of the value that comes next in `frame`. */
+function valuePath(frame: Frame | undefined): string {
+  if (frame === undefined) return '';
+  const path = pathOf(frame);
+  return frame.keys === undefined ? `${path === '' ? 'body' : path}[${frame.index}]` : member(path, frame.key ?? '');
+}
 
 /** Where the scan stopped: inside an unterminated string (a key, or a value at `path`), or at the end. */
 interface ScanEnd {
   openString?: { isKey: boolean; path: string };
-}
-
-/** The path of the value that starts next in `frame`. */
-function valuePath(frame: Frame | undefined): string {
-  if (frame === undefined) return '';
-  return frame.kind === 'array' ? element(frame.path, frame.index) : member(frame.path, frame.key ?? '');
 }
 
 /** Index of the quote that closes the string opened at `start`, or -1. */
@@ -64,35 +70,39 @@ function closingQuote(text: string, start: number): number {
   return -1;
 }
 
+function open(parent: Frame | undefined, isObject: boolean): Frame {
+  const at = parent === undefined ? undefined : parent.keys === undefined ? parent.index : parent.key;
+  return { parent, at, keys: isObject ? new Set() : undefined, key: undefined, index: 0 };
+}
+
 /**
  * Walks JSON text (whole and valid, or a valid prefix of it), calling
- * `onKey` with each object key and its path.
+ * `onKey` with each object key before the key becomes the frame's.
  */
-function scan(text: string, onKey: (frame: ObjectFrame, key: string) => void): ScanEnd {
-  const stack: Frame[] = [];
+function scan(text: string, onKey: (frame: Frame, key: string) => void): ScanEnd {
+  let top: Frame | undefined;
   for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const top = stack.at(-1);
-    switch (c) {
+    switch (text.charCodeAt(i)) {
       case 123 /* { */:
-        stack.push({ kind: 'object', path: valuePath(top), keys: new Set(), key: undefined });
+        top = open(top, true);
         break;
       case 91 /* [ */:
-        stack.push({ kind: 'array', path: valuePath(top), index: 0 });
+        top = open(top, false);
         break;
       case 125 /* } */:
       case 93 /* ] */:
-        stack.pop();
+        top = top?.parent;
         break;
       case 44 /* , */:
-        if (top?.kind === 'array') top.index++;
-        else if (top !== undefined) top.key = undefined;
+        if (top === undefined) break;
+        if (top.keys === undefined) top.index++;
+        else top.key = undefined;
         break;
       case 34 /* " */: {
-        const isKey = top?.kind === 'object' && top.key === undefined;
+        const isKey = top?.keys !== undefined && top.key === undefined;
         const end = closingQuote(text, i);
-        if (end === -1) return { openString: { isKey, path: isKey ? (top?.path ?? '') : valuePath(top) } };
-        if (isKey) {
+        if (end === -1) return { openString: { isKey, path: isKey ? pathOf(top) : valuePath(top) } };
+        if (isKey && top !== undefined) {
           const raw = text.slice(i + 1, end);
           const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
           onKey(top, key);
@@ -109,11 +119,15 @@ function scan(text: string, onKey: (frame: ObjectFrame, key: string) => void): S
 }
 
 /** Refuses a key given twice in one object, and `__proto__`. */
-function checkKeys(frame: ObjectFrame, key: string): void {
-  const path = member(frame.path, key);
+function checkKeys(frame: Frame, key: string): void {
+  const keys = frame.keys as Set<string>;
+  if (key !== FORBIDDEN_KEY && !keys.has(key)) {
+    keys.add(key);
+    return;
+  }
+  const path = member(pathOf(frame), key);
   if (key === FORBIDDEN_KEY) throw refusal(path, `${shortName(path)}: "${FORBIDDEN_KEY}" is not accepted as a key`, 'forbidden_key');
-  if (frame.keys.has(key)) throw refusal(path, `${shortName(path)} is given twice`, 'duplicate_key');
-  frame.keys.add(key);
+  throw refusal(path, `${shortName(path)} is given twice`, 'duplicate_key');
 }
 
 /** Byte offset of the first invalid UTF-8 sequence in `bytes`, which `isUtf8` refused. */
