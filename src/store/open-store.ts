@@ -66,7 +66,7 @@ function setAsideOrphans(path: string, log: StoreLog): void {
     if (!existsSync(path + suffix)) continue;
     const aside = `${path}${suffix}.orphaned-${stamp()}`;
     renameSync(path + suffix, aside);
-    log.warn({ file: aside }, 'recover: set aside the write-ahead files of the missing store');
+    log.warn({ file: aside }, 'set aside the write-ahead files of a missing store');
   }
 }
 
