@@ -72,14 +72,10 @@ function acceptsWireType(field: protobuf.Field, wireType: number): boolean {
   return wireType === expected || (field.repeated && expected !== LENGTH_DELIMITED && wireType === LENGTH_DELIMITED);
 }
 
-/** Runs `read`, turning protobufjs's reader errors (a read past the end, a bad wire type) into a refusal naming `field`. */
-function reading<T>(field: string, read: () => T): T {
-  try {
-    return read();
-  } catch (error) {
-    if (error instanceof SvcError) throw error;
-    throw malformed(field, error instanceof RangeError ? 'truncated' : error instanceof Error ? error.message : String(error));
-  }
+/** protobufjs's reader errors (a read past the end, a bad wire type) as a refusal naming `field`; our own refusals as they are. */
+function readFailure(error: unknown, field: string): SvcError {
+  if (error instanceof SvcError) return error;
+  return malformed(field, error instanceof RangeError ? 'truncated' : error instanceof Error ? error.message : String(error));
 }
 
 /** A length-delimited value of a field of `valueType`: a string checked as UTF-8, a message walked, bytes taken as they are. */
@@ -91,47 +87,66 @@ function checkValue(valueType: string, resolved: protobuf.ReflectionObject | nul
 /** A map entry: key 1 and value 2, each of the map's types. */
 function checkMapEntry(field: protobuf.MapField, bytes: Uint8Array, path: string): void {
   const reader = protobuf.Reader.create(bytes);
-  while (reader.pos < reader.len) {
-    const tag = reading(path, () => reader.uint32());
-    const id = tag >>> 3;
-    const wireType = tag & 7;
-    if (wireType === LENGTH_DELIMITED && (id === 1 || id === 2)) {
-      const value = reading(path, () => reader.bytes());
+  try {
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      const id = tag >>> 3;
+      const wireType = tag & 7;
+      if (wireType !== LENGTH_DELIMITED || (id !== 1 && id !== 2)) {
+        reader.skipType(wireType);
+        continue;
+      }
+      const value = reader.bytes();
       if (id === 1 && field.keyType === 'string' && !isUtf8(value)) throw invalidUtf8(`${path} (a key)`);
       if (id === 2) checkValue(field.type, field.resolvedType, value, path);
-    } else {
-      reading(path, () => reader.skipType(wireType));
     }
+  } catch (error) {
+    throw readFailure(error, path);
   }
 }
 
-/** Walks one message; `path` names it (`''` for the request itself). */
+/**
+ * Walks one message; `path` names it (`''` for the request itself). One
+ * try around the loop, with the field being read in `where`: this runs for
+ * every request, and a closure per read cost as much as the decoding.
+ */
 function checkMessage(type: protobuf.Type, bytes: Uint8Array, path: string): void {
   const reader = protobuf.Reader.create(bytes);
-  const seen = new Map<number, number>();
-  while (reader.pos < reader.len) {
-    const tag = reading(path, () => reader.uint32());
-    const id = tag >>> 3;
-    const wireType = tag & 7;
-    if (id === 0) throw malformed(path, 'field number 0');
-    const field = type.fieldsById[id];
-    if (field === undefined) {
-      // An unknown field (a newer client's) is skipped, as proto3 says; it must still end where it says it does.
-      reading(path, () => reader.skipType(wireType));
-      continue;
+  /** Occurrences so far of each repeated field, to name `capabilities[2]`. */
+  let counts: Map<number, number> | undefined;
+  let where = path;
+  try {
+    while (reader.pos < reader.len) {
+      where = path;
+      const tag = reader.uint32();
+      const id = tag >>> 3;
+      const wireType = tag & 7;
+      if (id === 0) throw malformed(path, 'field number 0');
+      const field = type.fieldsById[id];
+      if (field === undefined) {
+        // An unknown field (a newer client's) is skipped, as proto3 says; it must still end where it says it does.
+        reader.skipType(wireType);
+        continue;
+      }
+      const name = path === '' ? field.name : `${path}.${field.name}`;
+      where = name;
+      if (field.repeated && !field.map) {
+        counts ??= new Map();
+        const index = counts.get(id) ?? 0;
+        counts.set(id, index + 1);
+        where = `${name}[${index}]`;
+      }
+      if (!acceptsWireType(field, wireType)) throw malformed(where, `wire type ${wireType} does not fit a field of type ${field.type}`);
+      if (wireType !== LENGTH_DELIMITED) {
+        reader.skipType(wireType);
+        continue;
+      }
+      const value = reader.bytes();
+      if (field instanceof protobuf.MapField) checkMapEntry(field, value, name);
+      else checkValue(field.type, field.resolvedType, value, where);
     }
-    const name = path === '' ? field.name : `${path}.${field.name}`;
-    const index = seen.get(id) ?? 0;
-    seen.set(id, index + 1);
-    const where = field.repeated && !field.map ? `${name}[${index}]` : name;
-    if (!acceptsWireType(field, wireType)) throw malformed(where, `wire type ${wireType} does not fit a field of type ${field.type}`);
-    if (wireType !== LENGTH_DELIMITED) {
-      reading(where, () => reader.skipType(wireType));
-      continue;
-    }
-    const value = reading(where, () => reader.bytes());
-    if (field instanceof protobuf.MapField) checkMapEntry(field, value, name);
-    else checkValue(field.type, field.resolvedType, value, where);
+  } catch (error) {
+    throw readFailure(error, where);
   }
 }
 
