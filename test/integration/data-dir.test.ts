@@ -20,7 +20,8 @@ import { readIdentity } from '../../src/store/data-dir-identity.js';
 import { damageIndex, damageWalFrame, walFrames } from '../store/damage.js';
 import { deployExample, request, seedAgents, startSvc, type SvcProcess } from './svc-process.js';
 
-const TIMEOUT = { timeout: 90_000 };
+/** A bound on a hang; the processes alone take seconds each, many more on a busy machine. */
+const TIMEOUT = { timeout: 300_000 };
 const TSX = import.meta.resolve('tsx');
 const DEPLOYER = fileURLToPath(new URL('./durable-deployer.ts', import.meta.url));
 

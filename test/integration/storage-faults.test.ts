@@ -15,7 +15,8 @@ import { describe, it } from 'node:test';
 import { mountTmpfs, setImmutable } from '../helpers/tmpfs.js';
 import { deployExample, logged, request, seedAgents, startSvc, until, type Answer, type SvcProcess } from './svc-process.js';
 
-const TIMEOUT = { timeout: 60_000 };
+/** A bound on a hang; the processes alone take seconds each, many more on a busy machine. */
+const TIMEOUT = { timeout: 300_000 };
 
 function assertStorageFault(answer: Answer, reason: string): void {
   assert.equal(answer.status, 503, JSON.stringify(answer.body));

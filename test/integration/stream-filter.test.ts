@@ -15,7 +15,7 @@ import { errorFromStatus } from '../../src/api/grpc/grpc-errors.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { example } from '../agents/agent-fixtures.js';
 import { startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from '../api/grpc/grpc-harness.js';
-import { runCli } from '../cli/run-cli.js';
+import { runSvc } from './svc-process.js';
 
 describe('a stream filter naming an unknown agent', SUITE_TIMEOUT, () => {
   let s: GrpcTestServer;
@@ -57,7 +57,7 @@ describe('a stream filter naming an unknown agent', SUITE_TIMEOUT, () => {
   });
 
   it('svc messages tail --agent nope exits with the not-found code and says why', async () => {
-    const run = await runCli(['messages', 'tail', '--agent', 'nope', '--server', s.address], { cwd });
+    const run = await runSvc(['messages', 'tail', '--agent', 'nope', '--server', s.address], cwd).done;
     assert.equal(run.code, EXIT.not_found, run.stderr);
     assert.match(run.stderr, /NOT_FOUND/);
     assert.match(run.stderr, /nope/);

@@ -5,15 +5,53 @@
  * server's JSON log lines from stdout and the REST door it announced.
  */
 import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createRealClock } from '../../supervisors/index.js';
 import { newId } from '../../src/bus/message-id.js';
 import { openStore } from '../../src/store/open-store.js';
 import { example } from '../agents/agent-fixtures.js';
-import { startCli, type Run, type Running } from '../cli/run-cli.js';
+
+const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
+const TSX = import.meta.resolve('tsx');
+/**
+ * A process still running by then is killed, so a hang fails the test. Wide: each `svc` process
+ * spends seconds of CPU loading its modules, and on a busy 2-core machine a start took over 20 s.
+ */
+const KILL_AFTER_MS = 120_000;
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface Running {
+  readonly child: ChildProcess;
+  readonly done: Promise<Run>;
+}
+
+/** `svc ARGS` as a real process in `cwd`, with only the environment given (no svc.toml, no SVC_* of the caller). */
+export function runSvc(args: readonly string[], cwd: string, env: Record<string, string> = {}): Running {
+  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  const timer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+  child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const done = new Promise<Run>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+  return { child, done };
+}
 
 const PORTS = { SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' };
 /** Bounded waits on the server: a condition not met by then fails the test. */
-const WAIT_MS = 10_000;
+const WAIT_MS = 30_000;
 const POLL_MS = 20;
 
 export interface LogLine {
@@ -36,10 +74,7 @@ export interface SvcProcess {
 }
 
 export function startSvc(dataDir: string, args: readonly string[] = [], env: Record<string, string> = {}): SvcProcess {
-  const running = startCli(['start', ...args], {
-    cwd: dataDir,
-    env: { ...PORTS, SVC_DATA_DIR: dataDir, SVC_RUNTIME_EXECUTOR_WORKERS: '1', ...env },
-  });
+  const running = runSvc(['start', ...args], dataDir, { ...PORTS, SVC_DATA_DIR: dataDir, SVC_RUNTIME_EXECUTOR_WORKERS: '1', ...env });
   const lines: LogLine[] = [];
   let partial = '';
   let announce: (url: string) => void = () => undefined;
