@@ -3,7 +3,7 @@
  * `svc.lock`, held for the server's life: SQLite takes it with the operating
  * system's advisory record locks, which the kernel releases when the process
  * ends however it ends, so a server killed with SIGKILL leaves no stale lock.
- * (Node has no `flock`; SQLite is the locking library already in the process: docs/adr/0042-data-directory-lock.md.)
+ * (Node has no `flock`; SQLite is the locking library already in the process: docs/adr/0005-data-directory-lock.md.)
  * The holder writes its pid to `svc.pid` so a refused start can name it.
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';

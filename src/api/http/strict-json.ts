@@ -11,7 +11,7 @@
  * string sits, so one scan over the text it accepted follows the nesting
  * (strings are skipped with `indexOf`, so a large base64 module costs little).
  * No installed library reports duplicate keys at JSON.parse's speed (see
- * docs/adr/0041-strict-json-bodies.md).
+ * docs/adr/0004-strict-json-bodies.md).
  */
 import { isUtf8 } from 'node:buffer';
 import { SvcError } from '../../errors/svc-error.js';
