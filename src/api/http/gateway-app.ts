@@ -7,6 +7,7 @@ import Koa, { type Middleware } from 'koa';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import type { DoorTelemetry } from '../api-call.js';
 import { createApiRouter } from './api-router.js';
+import { dashboardAllowed, dashboardMiddleware } from './dashboard-routes.js';
 import { createDocsRouter, docsAllowed } from './docs-routes.js';
 import type { GatewayState } from './gateway-state.js';
 import { deadlineMiddleware } from './middleware-deadline.js';
@@ -35,7 +36,7 @@ export function createGatewayApp(service: AgentService, options: GatewayAppOptio
   const { log } = telemetry;
   const api = createApiRouter(service, routes);
   const docs = createDocsRouter(options.openApiDocument);
-  const allowed = (path: string): string[] => [...allowedMethods(routes, path), ...docsAllowed(path), ...(PROBE_PATHS.includes(path) ? ['GET'] : [])];
+  const allowed = (path: string): string[] => [...allowedMethods(routes, path), ...docsAllowed(path), ...dashboardAllowed(path), ...(PROBE_PATHS.includes(path) ? ['GET'] : [])];
 
   const pipeline: Array<Middleware<GatewayState>> = [
     telemetryMiddleware(telemetry, routes), // first: the span, trace id, metrics and access line cover every later step
@@ -47,6 +48,7 @@ export function createGatewayApp(service: AgentService, options: GatewayAppOptio
     jsonBodyMiddleware({ limitBytes: options.bodyLimitBytes, expectsBody: (method, path) => BODY_METHODS.has(method) && findRoute(routes, method, path)?.route.body !== undefined }),
     api.routes() as Middleware<GatewayState>,
     docs.routes() as Middleware<GatewayState>, // after the API: API calls never pay for its matching
+    dashboardMiddleware(), // the web dashboard at / and /dashboard: static files, open; its API calls pass the steps above
     noRouteMiddleware(allowed), // last: reached only when no route answered
   ];
 
