@@ -11,7 +11,8 @@ import { ApiError, fillPath } from './api.js';
 import { featuresOf, NO_FEATURES } from './features.js';
 import { createMessageStore } from './messages.js';
 import { createMetricHistory, throttledByAgent } from './metrics.js';
-import { openStream, streamUrl } from './stream.js';
+import { streamUrl } from './stream.js';
+import { createStreamKeeper } from './stream-keeper.js';
 import { createTimelines, isLifecycleFrame } from './timeline.js';
 
 /** @typedef {import('./api.js').Api} Api */
@@ -48,7 +49,8 @@ export const STREAM_PATH = '/api/v1/messages';
  * @property {Features} features
  * @property {StreamState} stream
  * @property {ApiError | undefined} error the last failed poll, while it keeps failing
- * @property {{ required: boolean, message: string }} auth
+ * @property {ApiError | undefined} metricsError the last failed poll of the metrics, while it keeps failing
+ * @property {{ required: boolean, message: string }} auth whether the API asks for a credential, and why the last one was refused
  * @property {string | undefined} focus the agent in view
  * @property {Agent | undefined} focused its latest GetAgent
  * @property {ApiError | undefined} focusError
@@ -85,6 +87,7 @@ export function createHub({ api, location }) {
     features: NO_FEATURES,
     stream: 'connecting',
     error: undefined,
+    metricsError: undefined,
     auth: { required: false, message: '' },
     focus: undefined,
     focused: undefined,
@@ -104,8 +107,6 @@ export function createHub({ api, location }) {
   let activityTimer;
   /** @type {ReturnType<typeof setInterval> | undefined} */
   let pollTimer;
-  /** @type {ReturnType<typeof openStream> | undefined} */
-  let stream;
   let listing = false;
 
   function changed() {
@@ -122,7 +123,13 @@ export function createHub({ api, location }) {
    */
   function failed(err) {
     const error = err instanceof ApiError ? err : new ApiError(0, { code: 'INTERNAL', message: String(err) });
-    if (error.status === 401) state.auth = { required: true, message: api.apiKey() ? `The API key was refused: ${error.message}` : error.message };
+    if (error.status === 401) {
+      // A refused key is forgotten: presented again, it would only count as one more failed authentication.
+      const refusedKey = Boolean(api.apiKey());
+      if (refusedKey) api.clearApiKey();
+      state.auth = { required: true, message: refusedKey ? `The API key was refused: ${error.message}.` : '' };
+      stream.drop();
+    }
     changed();
     return error;
   }
@@ -146,8 +153,20 @@ export function createHub({ api, location }) {
     changed();
   }
 
+  const stream = createStreamKeeper({
+    url: streamUrl(location, STREAM_PATH),
+    onFrame,
+    onState: (next) => {
+      state.stream = next;
+      changed();
+    },
+    allowed: () => !state.auth.required,
+    apiKeyInUse: () => Boolean(api.apiKey()),
+  });
+
+  /** @returns {Promise<boolean>} whether the API answered */
   async function listAgents() {
-    if (listing || state.auth.required) return;
+    if (listing || state.auth.required) return false;
     listing = true;
     try {
       const { agents, truncated } = await api.listAgents();
@@ -156,8 +175,10 @@ export function createHub({ api, location }) {
       state.agentsTruncated = truncated;
       state.listed = true;
       state.error = undefined;
+      return true;
     } catch (err) {
       state.error = failed(err);
+      return false;
     } finally {
       listing = false;
       changed();
@@ -169,8 +190,9 @@ export function createHub({ api, location }) {
       const samples = await api.metrics();
       metrics.push(samples, Date.now() / 1000);
       state.throttled = throttledByAgent(samples);
+      state.metricsError = undefined;
     } catch (err) {
-      failed(err);
+      state.metricsError = failed(err);
     }
   }
 
@@ -202,9 +224,11 @@ export function createHub({ api, location }) {
     }
   }
 
+  /** The list first: a credential the API refuses is presented once per poll, not once per call. */
   async function tick() {
-    if (state.auth.required) return;
-    await Promise.all([listAgents(), pollMetrics(), pollMembers(), pollFocus()]);
+    if (!(await listAgents())) return;
+    stream.ensure();
+    await Promise.all([pollMetrics(), pollMembers(), pollFocus()]);
     changed();
   }
 
@@ -229,19 +253,11 @@ export function createHub({ api, location }) {
     },
     async start() {
       await loadFeatures();
-      stream = openStream({
-        url: streamUrl(location, STREAM_PATH),
-        onFrame,
-        onState: (s) => {
-          state.stream = s;
-          changed();
-        },
-      });
       await tick();
       pollTimer = setInterval(() => void tick(), POLL_MS);
     },
     stop() {
-      stream?.close();
+      stream.drop();
       for (const timer of [renderTimer, activityTimer]) if (timer !== undefined) clearTimeout(timer);
       if (pollTimer !== undefined) clearInterval(pollTimer);
     },
@@ -255,7 +271,7 @@ export function createHub({ api, location }) {
       state.focused = state.agents.find((a) => a.agent_id === id);
       state.focusError = undefined;
       changed();
-      if (id === undefined) return;
+      if (id === undefined || state.auth.required) return;
       try {
         for (const message of await api.recentMessages(id)) seen(message);
       } catch (err) {
@@ -267,14 +283,14 @@ export function createHub({ api, location }) {
     /** @param {string} key */
     async useApiKey(key) {
       api.setApiKey(key);
+      stream.resetWait();
       state.auth = { required: false, message: '' };
       changed();
-      await loadFeatures();
-      stream?.reconnect();
       await tick();
     },
     forgetApiKey() {
       api.clearApiKey();
+      stream.resetWait();
       changed();
     },
     /**

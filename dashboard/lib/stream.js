@@ -1,9 +1,9 @@
 /**
- * The system-wide message stream (`GET /api/v1/messages`, WebSocket), kept
- * open: a dropped connection is retried after a growing delay. A stream that
- * cannot open at all (an API key cannot ride on a browser's WebSocket
- * handshake; only the login's session cookie does) reads `down`, and the page
- * polls instead.
+ * One connection to the system-wide message stream (`GET /api/v1/messages`,
+ * WebSocket). It does not reconnect by itself: when and whether to try again
+ * is the hub's decision, because a failed handshake with a bad credential
+ * counts as a failed authentication, and the server blocks a source that
+ * fails too often.
  */
 
 /** @typedef {'connecting' | 'live' | 'down'} StreamState */
@@ -29,60 +29,37 @@ export function streamUrl(location, path) {
 }
 
 /**
- * @param {{ url: string, onFrame: (frame: unknown) => void, onState: (state: StreamState) => void }} options
+ * @param {{ url: string, onFrame: (frame: unknown) => void, onOpen: () => void, onClose: (opened: boolean) => void }} handlers
+ * `onClose` says whether the connection had opened: one that never did was refused (or the server is away).
  */
-export function openStream({ url, onFrame, onState }) {
-  /** @type {WebSocket | undefined} */
-  let socket;
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let timer;
-  let attempt = 0;
+export function connectStream({ url, onFrame, onOpen, onClose }) {
+  const ws = new WebSocket(url);
+  let opened = false;
   let closed = false;
-
-  function connect() {
-    timer = undefined;
-    const ws = new WebSocket(url);
-    socket = ws;
-    let opened = false;
-    ws.onopen = () => {
-      opened = true;
-      attempt = 0;
-      onState('live');
-    };
-    ws.onmessage = (event) => {
-      if (typeof event.data !== 'string') return;
-      let frame;
-      try {
-        frame = JSON.parse(event.data);
-      } catch {
-        return; // a frame is one JSON document; anything else is not ours to show
-      }
-      onFrame(frame);
-    };
-    ws.onclose = () => {
-      if (closed || socket !== ws) return;
-      onState(opened ? 'connecting' : 'down');
-      timer = setTimeout(connect, reconnectDelay(attempt++));
-    };
-  }
-
-  onState('connecting');
-  connect();
+  ws.onopen = () => {
+    opened = true;
+    onOpen();
+  };
+  ws.onmessage = (event) => {
+    if (typeof event.data !== 'string') return;
+    let frame;
+    try {
+      frame = JSON.parse(event.data);
+    } catch {
+      return; // a frame is one JSON document; anything else is not ours to show
+    }
+    onFrame(frame);
+  };
+  ws.onclose = () => {
+    if (closed) return;
+    closed = true;
+    onClose(opened);
+  };
   return {
-    /** Drops the current connection and its wait, and connects again now (after a login). */
-    reconnect() {
-      if (closed) return;
-      if (timer !== undefined) clearTimeout(timer);
-      const old = socket;
-      socket = undefined;
-      old?.close();
-      attempt = 0;
-      connect();
-    },
+    /** Closes without calling onClose: the caller knows. */
     close() {
       closed = true;
-      if (timer !== undefined) clearTimeout(timer);
-      socket?.close();
+      ws.close();
     },
   };
 }

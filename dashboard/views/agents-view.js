@@ -58,7 +58,7 @@ export function AgentsView({ hub }) {
           <h2 id="agents-title">Agents</h2>
           <input id="agent-filter" type="search" placeholder="filter: name, state:failed, node:…" value=${query} onInput=${(/** @type {Event} */ e) => setQuery(/** @type {HTMLInputElement} */ (e.currentTarget).value)} aria-label="filter agents" />
         </div>
-        <${ErrorNote} error=${error} />
+        <${ErrorNote} error=${error?.status === 401 ? undefined : error} />
         <table class="agents" id="agents-table">
           <thead>
             <tr>

@@ -3,8 +3,8 @@ import { html } from 'htm/preact';
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 
-/** A line; `right` puts it on a scale of its own, on the right, for a figure far smaller than the others. */
-/** @typedef {{ label: string, stroke: string, right?: boolean }} ChartSeries */
+/** A line; `right` puts it on a scale of its own, on the right, for a figure far smaller than the others; `dash` tells apart lines that often coincide. */
+/** @typedef {{ label: string, stroke: string, right?: boolean, dash?: number[] }} ChartSeries */
 
 const HEIGHT = 180;
 
@@ -31,6 +31,7 @@ export function Chart({ id, title, unit, series, data }) {
             label: s.label,
             stroke: s.stroke,
             width: 1.5,
+            ...(s.dash === undefined ? {} : { dash: s.dash }),
             scale: s.right === true ? 'right' : 'y',
             value: (/** @type {uPlot} */ _u, /** @type {number | null} */ v) => (v === null ? '–' : unit(v)),
           })),

@@ -12,7 +12,11 @@ const STREAM_TEXT = /** @type {const} */ ({
 /** @param {{ hub: Hub, route: string }} props */
 export function Header({ hub, route }) {
   const { state } = hub;
-  const [text, title] = state.error?.status === 0 ? ['offline', state.error.message] : STREAM_TEXT[state.stream];
+  const [text, title] = state.auth.required
+    ? ['signed out', 'The API asks for a credential.']
+    : state.error?.status === 0
+      ? ['offline', state.error.message]
+      : STREAM_TEXT[state.stream];
   /** @param {string} href @param {string} label @param {boolean} current */
   const link = (href, label, current) => html`<a href=${href} aria-current=${current ? 'page' : undefined}>${label}</a>`;
   return html`<header class="topbar">
@@ -24,6 +28,6 @@ export function Header({ hub, route }) {
     </nav>
     <span class="spacer"></span>
     ${hub.api.apiKey() ? html`<button class="link" id="forget-key" onClick=${() => hub.forgetApiKey()} title="Forget the API key of this tab">forget key</button>` : null}
-    <span class=${`pill pill-${text}`} id="stream-state" data-stream=${state.stream} title=${title}>${text}</span>
+    <span class=${`pill pill-${text.replace(' ', '-')}`} id="stream-state" data-stream=${state.stream} title=${title}>${text}</span>
   </header>`;
 }

@@ -29,7 +29,8 @@ export function LoginPanel({ hub }) {
   return html`<div class="overlay">
     <section class="card login" aria-labelledby="login-title" data-view="login">
       <h2 id="login-title">Sign in to svc</h2>
-      <p>This server requires authentication.${auth.message === '' ? null : html` <span class="muted">(${auth.message})</span>`}</p>
+      <p>This server requires authentication.</p>
+      ${auth.message === '' ? null : html`<p class="error" role="alert" id="login-refused">${auth.message}</p>`}
       ${features.login
         ? html`<p><a class="button primary" id="login-oidc" href=${`${LOGIN_PATH}?return_to=${encodeURIComponent('/dashboard')}`}>Log in</a></p>
             <p class="muted">or use an API key:</p>`

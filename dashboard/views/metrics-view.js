@@ -2,6 +2,7 @@
 import { html } from 'htm/preact';
 import { formatBytes, formatNumber } from '../lib/format.js';
 import { Chart } from './chart.js';
+import { ErrorNote } from './error-note.js';
 
 /** @typedef {import('../lib/hub.js').Hub} Hub */
 /** @typedef {import('../lib/metrics.js').Point} Point */
@@ -25,6 +26,7 @@ export function MetricsView({ hub }) {
   const points = hub.metrics.points();
   const restarts = points.some((p) => p.restarts !== null);
   return html`<div class="view" data-view="metrics">
+    <${ErrorNote} error=${hub.state.metricsError} />
     ${points.length === 0 ? html`<p class="muted">Collecting: the charts start after two polls of the metrics.</p>` : null}
     <div class="charts">
       <${Chart} id="chart-messages" title="Messages" unit=${perSecond}
@@ -34,7 +36,7 @@ export function MetricsView({ hub }) {
         series=${[{ label: 'succeeded', stroke: COLORS[1] }]}
         data=${columns(points, [(p) => p.executions])} />
       <${Chart} id="chart-errors" title="Errors" unit=${perSecond}
-        series=${[{ label: 'failed executions', stroke: COLORS[2] }, { label: 'undelivered messages', stroke: COLORS[3] }, ...(restarts ? [{ label: 'restarts', stroke: COLORS[4] }] : [])]}
+        series=${[{ label: 'failed executions', stroke: COLORS[2] }, { label: 'undelivered messages', stroke: COLORS[3], dash: [6, 4] }, ...(restarts ? [{ label: 'restarts', stroke: COLORS[4] }] : [])]}
         data=${columns(points, [(p) => p.executionErrors, (p) => p.messageErrors, ...(restarts ? [(/** @type {Point} */ p) => p.restarts] : [])])} />
       <${Chart} id="chart-latency" title="Latency" unit=${millis}
         series=${[{ label: 'message mean', stroke: COLORS[0] }, { label: 'message p95', stroke: COLORS[4] }, { label: 'execution p95', stroke: COLORS[3] }]}
