@@ -27,8 +27,8 @@ async function agentIdOf(page: Page, name: string): Promise<string> {
   return id;
 }
 
-async function deployThroughPage(page: Page, file: string, name: string): Promise<string> {
-  await page.goto(`${new URL(page.url()).origin}/#/`);
+async function deployThroughPage(page: Page, base: string, file: string, name: string): Promise<string> {
+  await page.goto(`${base}/#/`);
   const input = await page.waitForSelector('input#deploy-file', WAIT);
   assert.ok(input);
   await input.uploadFile(file);
@@ -39,8 +39,8 @@ async function deployThroughPage(page: Page, file: string, name: string): Promis
   return agentIdOf(page, name);
 }
 
-async function openAgent(page: Page, id: string): Promise<void> {
-  await page.goto(`${new URL(page.url()).origin}/#/agents/${id}`);
+async function openAgent(page: Page, base: string, id: string): Promise<void> {
+  await page.goto(`${base}/#/agents/${id}`);
   await page.waitForSelector(`[data-view="agent"][data-agent-id="${id}"] #agent-name`, WAIT);
 }
 
@@ -94,7 +94,7 @@ describe('the dashboard in Chromium', SUITE, () => {
     });
 
     it('deploys an uploaded .wasm, which appears in the table, running', async () => {
-      const id = await deployThroughPage(page, example('echo'), 'echo');
+      const id = await deployThroughPage(page, server.base, example('echo'), 'echo');
       echoId = id;
       const answer = (await (await fetch(`${server.base}/api/v1/agents/${id}`)).json()) as { name: string; state: string };
       assert.deepEqual([answer.name, answer.state], ['echo', 'running']);
@@ -102,7 +102,7 @@ describe('the dashboard in Chromium', SUITE, () => {
     });
 
     it('sends a message from the agent page and shows the reply, and both in the message list', async () => {
-      await openAgent(page, echoId);
+      await openAgent(page, server.base, echoId);
       await sendThroughPage(page, 'request', 'hello from the browser');
       await page.waitForSelector('#send-reply[data-reply-type="inform"]', WAIT);
       assert.equal(await page.$eval('#send-reply-content', (el) => el.textContent), 'hello from the browser');
@@ -113,8 +113,8 @@ describe('the dashboard in Chromium', SUITE, () => {
     });
 
     it('shows a crash on the timeline with its reason, then the restart, and the failure as the reply', async () => {
-      const id = await deployThroughPage(page, example('crasher'), 'crasher');
-      await openAgent(page, id);
+      const id = await deployThroughPage(page, server.base, example('crasher'), 'crasher');
+      await openAgent(page, server.base, id);
       await page.waitForSelector('#timeline li[data-kind="deployed"]', WAIT);
       await sendThroughPage(page, 'request', 'crash');
       const crash = await page.waitForSelector('#timeline li[data-kind="crash"]', WAIT);
@@ -149,7 +149,7 @@ describe('the dashboard in Chromium', SUITE, () => {
     it('offers restart, update and the cluster view exactly when the API document lists them', async () => {
       const doc = (await (await fetch(`${server.base}/api/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { operationId?: string }>> };
       const operations = Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ path, method, id: op.operationId })));
-      await openAgent(page, echoId);
+      await openAgent(page, server.base, echoId);
       await page.waitForSelector('#undeploy-agent', WAIT);
       assert.equal((await page.$('#restart-agent')) !== null, operations.some((op) => op.id === 'RestartAgent'));
       assert.equal((await page.$('#update-agent')) !== null, operations.some((op) => op.id === 'UpdateAgent' || (op.method === 'patch' && /^\/api\/v1\/agents\/\{[^}/]+\}$/.test(op.path))));
@@ -158,7 +158,7 @@ describe('the dashboard in Chromium', SUITE, () => {
 
     it('undeploys after a confirmation, and the agent leaves the table', async () => {
       assert.deepEqual([...problems], []);
-      await openAgent(page, echoId);
+      await openAgent(page, server.base, echoId);
       await page.click('#undeploy-agent');
       await page.click('#undeploy-confirm');
       await page.waitForSelector('[data-view="agents"]', WAIT);
@@ -230,7 +230,7 @@ describe('the dashboard in Chromium', SUITE, () => {
       await page.waitForSelector('#stream-state[data-stream="down"]', WAIT);
       assert.equal(await page.evaluate(() => sessionStorage.getItem('svc.dashboard.api_key')), api_key);
 
-      await openAgent(page, agent_id);
+      await openAgent(page, server.base, agent_id);
       await sendThroughPage(page, 'request', 'polled');
       await page.waitForSelector('#send-reply[data-reply-type="inform"]', WAIT);
       assert.equal(await page.$eval('#send-reply-content', (el) => el.textContent), 'polled');

@@ -94,10 +94,10 @@ describe('dashboard routes', () => {
     }
   });
 
-  it('answers other methods on its paths with Allow: GET, and the API is unchanged around it', async () => {
+  it('answers other methods on its paths with 405 and Allow: GET, and the API is unchanged around it', async () => {
     for (const path of ['/', '/dashboard', '/dashboard/app.js']) {
       const answer = await call(gw.base, 'POST', path, {});
-      assert.equal(answer.body.code, 'NOT_FOUND', path);
+      assert.deepEqual([answer.status, answer.body.code, answer.body.metadata.reason], [405, 'NOT_FOUND', 'method_not_allowed'], path);
       assert.match(answer.headers.get('allow') ?? '', /\bGET\b/, path);
     }
     assert.equal((await call(gw.base, 'GET', '/api/v1/agents')).status, 200);
