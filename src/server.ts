@@ -38,6 +38,8 @@ import { createMessageHistory, type MessageHistory } from './bus/history.js';
 import type { Config } from './config/schema.js';
 import { checkUnavailableSettings } from './config/unavailable-settings.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
+import { checkProtectedMode } from './security/protected-mode.js';
+import { createSecurity, type Security } from './security/security.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
 import type { ExecutorPool } from './sandbox/types.js';
@@ -76,6 +78,10 @@ export interface Server {
   /** The `svc_*` metrics; `metrics.registry` is what the metrics listener serves. */
   readonly metrics: Metrics;
   readonly tracing: Tracing;
+  /** Authentication, authorization, abuse controls and audit for both doors (DESIGN.md section 9). */
+  readonly security: Security;
+  /** The clock every timeout and backoff runs on (`StartOptions.clock`). */
+  readonly clock: Clock;
   /** The current agent host (tests, benchmarks); undefined while starting and once stopped. */
   host(): AgentHost | undefined;
   /** False until the services first came up (see `StartOptions.whileStarting`). */
@@ -97,11 +103,14 @@ function serviceHandle(close: () => Promise<void> | void): ChildHandle {
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
   checkUnavailableSettings(config, log);
+  checkProtectedMode(config);
   const dataDir = resolve(options.cwd ?? process.cwd(), config.storage.data_dir);
   mkdirSync(dataDir, { recursive: true });
   const runtime = config.runtime;
   const settings = agentSettingsFrom(runtime);
   const clock = options.clock ?? createRealClock();
+  // Before the doors listen: they authenticate from their first call.
+  const security = await createSecurity(config, { dataDir, clock, log });
   // Modules are compiled once per sha256 whichever generation of the pool runs them.
   const admission = createAdmission(sandboxLimitsFrom(runtime));
   // One registry for the server's life: counters carry on across a restart of the services.
@@ -231,6 +240,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     admission,
     metrics,
     tracing,
+    security,
+    clock,
     host: () => parts.host,
     exited,
     stop() {
@@ -239,6 +250,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         // Both wait on the collector at most `otlp_timeout`, and at the same time.
         .then(() => Promise.all([metricsExport.shutdown(), tracing.shutdown()]))
         .then(() => {
+          security.close();
           parts.host = undefined;
           log.info('stopped');
         });
@@ -249,11 +261,17 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   try {
     await options.whileStarting?.(server);
   } catch (error) {
-    // Nothing started yet but telemetry.
+    // Nothing started yet but telemetry and the security layer.
     await Promise.all([metricsExport.shutdown(), tracing.shutdown()]);
+    security.close();
     throw error;
   }
-  await root.start();
+  try {
+    await root.start();
+  } catch (error) {
+    security.close();
+    throw error;
+  }
   starting = false;
   log.info({ data_dir: dataDir, node_id: nodeId, workers: parts.pool?.stats().workers, agents: parts.host?.size }, 'started');
   return server;
