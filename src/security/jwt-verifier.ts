@@ -91,13 +91,19 @@ export function createJwtVerifier(options: JwtVerifierOptions): JwtVerifier {
   }
 
   async function verifyFresh(token: string): Promise<Principal> {
+    let alg: unknown;
+    let issuer: string | undefined;
+    try {
+      alg = decodeProtectedHeader(token).alg;
+      issuer = decodeJwt(token).iss;
+    } catch {
+      throw new AuthFailure('malformed');
+    }
+    if (typeof alg !== 'string' || alg.toLowerCase() === 'none') throw new AuthFailure('unsupported_algorithm');
+    const trust = issuer === undefined ? undefined : byIssuer.get(issuer);
+    if (trust === undefined) throw new AuthFailure('wrong_issuer');
     let payload: JWTPayload;
     try {
-      const header = decodeProtectedHeader(token);
-      if (typeof header.alg !== 'string' || header.alg.toLowerCase() === 'none') throw new AuthFailure('unsupported_algorithm');
-      const issuer = decodeJwt(token).iss;
-      const trust = issuer === undefined ? undefined : byIssuer.get(issuer);
-      if (trust === undefined) throw new AuthFailure('wrong_issuer');
       payload = await verifyWith(token, trust);
     } catch (err) {
       throw new AuthFailure(failureOf(err));

@@ -89,8 +89,9 @@ export function createKeyStore(db: Database.Database): KeyStore {
     WHERE api_keys.secret_hash <> excluded.secret_hash OR api_keys.roles <> excluded.roles OR api_keys.revoked_at IS NOT NULL OR api_keys.expires_at IS NOT NULL`);
   const select = db.prepare<[string], KeyRow>('SELECT * FROM api_keys WHERE key_id = ?');
   const selectAll = db.prepare<[], KeyRow>('SELECT * FROM api_keys ORDER BY created_at, key_id');
-  const rotate = db.prepare<[string, number, number, string]>(`UPDATE api_keys SET previous_hash = secret_hash, previous_until = ?3, secret_hash = ?1, rotated_at = ?2
-    WHERE key_id = ?4 AND revoked_at IS NULL`);
+  const rotate = db.prepare<{ key_id: string; secret_hash: string; now: number; previous_until: number }>(`UPDATE api_keys
+    SET previous_hash = secret_hash, previous_until = @previous_until, secret_hash = @secret_hash, rotated_at = @now
+    WHERE key_id = @key_id AND revoked_at IS NULL`);
   const revoke = db.prepare<[number, string]>('UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL');
 
   return {
@@ -100,7 +101,7 @@ export function createKeyStore(db: Database.Database): KeyStore {
       return row === undefined ? undefined : fromRow(row);
     },
     list: () => selectAll.all().map(fromRow),
-    rotate: (keyId, secretHash, now, previousUntil) => rotate.run(secretHash, now, previousUntil, keyId).changes === 1,
+    rotate: (keyId, secretHash, now, previousUntil) => rotate.run({ key_id: keyId, secret_hash: secretHash, now, previous_until: previousUntil }).changes === 1,
     revoke: (keyId, now) => revoke.run(now, keyId).changes === 1,
     upsert(key) {
       upsert.run(params(key));
