@@ -29,6 +29,8 @@ export interface Listeners {
   readonly addresses: ListenerAddresses;
   /** The certificate both API listeners serve, when TLS is on. */
   readonly tls: TlsMaterial | undefined;
+  /** The OCSP responses the HTTPS listener staples, with `enable_ocsp_stapling`. */
+  readonly ocsp: OcspStapler | undefined;
   /**
    * /ready answers 503, new WebSocket streams are refused, and the gRPC
    * listener stops (its streams end with UNAVAILABLE while the bus is still
@@ -85,6 +87,7 @@ export async function startListeners(server: Server, config: Config, log: Logger
     return {
       addresses: { http: httpAddress, grpc: grpcAddress, metrics: metricsAddress },
       tls,
+      ocsp,
       drain() {
         draining = true;
         http.drain();
