@@ -30,8 +30,3 @@ export function bearerToken(authorization: string): string | undefined {
   const match = /^Bearer +([^\s]+)\s*$/i.exec(authorization);
   return match?.[1];
 }
-
-/** Whether a call presents anything that could authenticate it. */
-export function presentsCredential(credentials: Credentials): boolean {
-  return credentials.apiKey !== undefined || credentials.authorization !== undefined || credentials.session !== undefined || credentials.certificate?.presented === true;
-}

@@ -19,14 +19,11 @@ import type { Logger } from '../../telemetry/logger.js';
 /** Files are often replaced in steps (key, then certificate): reload once they are quiet this long. */
 export const RELOAD_QUIET_MS = 100;
 
-export interface TlsFiles {
+export interface TlsSettings {
   certFile: string;
   keyFile: string;
   /** Empty: client certificates are not asked for. */
   caFile: string;
-}
-
-export interface TlsSettings extends TlsFiles {
   cipherSuites: readonly string[];
   requireClientCert: boolean;
   verifyClientCert: boolean;
@@ -124,7 +121,7 @@ export function createTlsMaterial(settings: TlsSettings, options: { clock: Clock
   }
   // The directory, not the file: a renewal usually writes a new file and renames it over the old one.
   const watchers: FSWatcher[] = [...byDirectory].map(([directory, names]) =>
-    watch(directory, { persistent: false }, (_event, name) => {
+    watch(directory, (_event, name) => {
       if (name !== null && !names.has(name.toString())) return;
       if (timer !== undefined) clock.clearTimeout(timer);
       timer = clock.setTimeout(reload, RELOAD_QUIET_MS);
