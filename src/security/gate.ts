@@ -10,7 +10,7 @@ import { SvcError } from '../errors/svc-error.js';
 import { keyIdOf } from './api-key-format.js';
 import type { Authenticate } from './authenticate.js';
 import { AuthFailure, isAuthFailure } from './auth-failure.js';
-import type { AuditLog } from './audit-log.js';
+import type { AuditEntry, AuditLog } from './audit-log.js';
 import type { Authorizer } from './authorizer.js';
 import type { Credentials } from './credentials.js';
 import type { Lockdown } from './lockdown.js';
@@ -18,6 +18,7 @@ import { CHANGE_EVENTS, OPERATION_ACCESS, type Operation } from './permissions.j
 import type { Principal } from './principal.js';
 import type { RateLimits } from './rate-limits.js';
 import type { SourceBlocker } from './source-block.js';
+import type { AuditEvent, AuditOutcome } from './store/audit-store.js';
 
 /** One call as the steps see it; a door fills it from its protocol. */
 export interface SecuredCall {
@@ -74,7 +75,8 @@ function credentialsFor(call: SecuredCall): Credentials | undefined {
   return present ? rest : undefined;
 }
 
-export function auditEntry(call: SecuredCall, event: Parameters<AuditLog['record']>[0]['event'], outcome: 'success' | 'failure', reason: string) {
+/** The audit record of `call`, as far as the call knows it. */
+export function auditEntry(call: SecuredCall, event: AuditEvent, outcome: AuditOutcome, reason: string): AuditEntry {
   return {
     event,
     outcome,
@@ -105,13 +107,7 @@ export function createGate(parts: GateParts): Gate {
 
     async block(call) {
       if (isOpen(call)) return;
-      try {
-        await parts.blocker.check(call.sourceIp, namedKeyId(call.credentials));
-      } catch (err) {
-        const keyId = namedKeyId(call.credentials);
-        if (keyId !== undefined && call.resource === '') call.resource = `key:${keyId}`;
-        throw err;
-      }
+      await parts.blocker.check(call.sourceIp, namedKeyId(call.credentials));
     },
 
     authenticate(call) {
