@@ -114,7 +114,7 @@ export async function securityOverhead(): Promise<Row[]> {
   const clients: GrpcClient[] = [];
   const agent = new Agent({ keepAlive: true, maxSockets: 4 });
   const client = (running: Running, presented: ClientCredentials): GrpcClient => {
-    const made = createGrpcClient(running.listeners.addresses.grpc, {}, presented);
+    const made = createGrpcClient(running.listeners.addresses.grpc, {}, undefined, presented);
     clients.push(made);
     return made;
   };

@@ -30,7 +30,7 @@ after(async () => {
 });
 
 function grpcFrom(host: string, presented: { apiKey?: string; token?: string }): GrpcClient {
-  const client = createGrpcClient(host.includes(':') ? `[${host}]:${port.grpc}` : `${host}:${port.grpc}`, {}, presented);
+  const client = createGrpcClient(host.includes(":") ? `[${host}]:${port.grpc}` : `${host}:${port.grpc}`, {}, undefined, presented);
   clients.push(client);
   return client;
 }

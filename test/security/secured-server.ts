@@ -74,7 +74,7 @@ export async function startSecuredServer(options: SecuredServerOptions = {}): Pr
     grpcAddress: bound.addresses.grpc,
     log: () => written,
     grpc(presented = {}, channel) {
-      const client = createGrpcClient(bound.addresses.grpc, {}, presented, channel ?? grpcCredentials.createInsecure());
+      const client = createGrpcClient(bound.addresses.grpc, {}, channel ?? grpcCredentials.createInsecure(), presented);
       clients.push(client);
       return client;
     },

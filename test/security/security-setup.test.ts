@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSimulatedClock } from '../../supervisors/clock-simulated.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
+import type { SecuredCall } from '../../src/security/gate.js';
 import { createSecurity } from '../../src/security/security.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-security-setup-'));
@@ -27,7 +28,7 @@ test('the salt and the signing key are made once in the data directory, mode 060
   const second = await createSecurity(configWith({}), { dataDir: data, clock: createSimulatedClock() });
   try {
     assert.equal(second.keys.check(ADMIN).ok, true, 'the key still verifies: same salt');
-    const call = { operation: 'ListAgents' as const, credentials: { authorization: `Bearer ${token.access_token}` }, sourceIp: '127.0.0.1', userAgent: 't', traceId: 'x', principal: undefined, resource: '' };
+    const call: SecuredCall = { operation: 'ListAgents', credentials: { authorization: `Bearer ${token.access_token}` }, sourceIp: '127.0.0.1', userAgent: 't', traceId: 'x', principal: undefined, resource: '' };
     await second.gate.authenticate(call);
     assert.equal(call.principal?.id, 'key:setupsetupsetup2', 'a token of the first start verifies: same signing key');
   } finally {
@@ -59,7 +60,7 @@ test('what cannot work stops the start, naming the setting', async () => {
 test('with auth off every caller is anonymous with every permission, and the start line says so', async () => {
   const security = await createSecurity(loadConfig({ env: {}, cwd: dir }), { dataDir: join(dir, 'open'), clock: createSimulatedClock() });
   try {
-    const call = { operation: 'DeployAgent' as const, credentials: { apiKey: 'svc_garbage' }, sourceIp: '127.0.0.1', userAgent: 't', traceId: 'x', principal: undefined, resource: '' };
+    const call: SecuredCall = { operation: 'DeployAgent', credentials: { apiKey: 'svc_garbage' }, sourceIp: '127.0.0.1', userAgent: 't', traceId: 'x', principal: undefined, resource: '' };
     await security.gate.authenticate(call);
     assert.equal(call.principal?.id, 'anonymous');
     security.gate.authorize(call);
