@@ -51,6 +51,9 @@ export async function startListeners(server: Server, config: Config, log: Logger
     if (draining) return { ready: false, reason: 'draining' };
     if (!bound || !server.started) return { ready: false, reason: 'starting' };
     if (server.host() === undefined) return { ready: false, reason: 'agents not running' };
+    const storage = server.storage();
+    if (storage === undefined) return { ready: false, reason: 'store closed' };
+    if (!storage.writable) return { ready: false, reason: storage.reason ?? 'store cannot write' };
     return { ready: true };
   };
 

@@ -15,7 +15,6 @@
  * host restores the stored agents, so `AgentService` always reaches the
  * current generation through `host()`.
  */
-import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
@@ -43,8 +42,9 @@ import { createSecurity, type Security } from './security/security.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
 import type { ExecutorPool } from './sandbox/types.js';
-import { createStore } from './store/store.js';
-import type { Store } from './store/types.js';
+import { lockDataDir } from './store/data-dir-lock.js';
+import type { GuardedStore, StorageStatus } from './store/guarded-store.js';
+import { openStore } from './store/open-store.js';
 import type { Logger } from './telemetry/logger.js';
 import { createMetricsExport } from './telemetry/metrics-export.js';
 import { createMetrics, type Metrics } from './telemetry/metrics.js';
@@ -68,6 +68,8 @@ export interface StartOptions {
    * first: probes then read 503 (starting) on /ready instead of a refused port.
    */
   whileStarting?: (server: Server) => Promise<void>;
+  /** `svc start --recover`: accept the store as found when it holds less than the data directory recorded (open-store.ts). */
+  recover?: boolean;
 }
 
 export interface Server {
@@ -86,14 +88,13 @@ export interface Server {
   host(): AgentHost | undefined;
   /** False until the services first came up (see `StartOptions.whileStarting`). */
   readonly started: boolean;
+  /** Whether the store can write (/ready); not while it is closed. */
+  storage(): StorageStatus | undefined;
   /** The root supervisor's exit: normal after `stop`, abnormal when it gave up. */
   readonly exited: Promise<ChildExit>;
   /** Graceful: stop accepting, drain the agents, close the bus, the pool and the store. Idempotent. */
   stop(): Promise<void>;
 }
-
-/** The store key of this node's generated id. */
-const NODE_ID_KEY = 'node_id';
 
 /** A service as a supervised child: it never exits on its own; stop and kill close it. */
 function serviceHandle(close: () => Promise<void> | void): ChildHandle {
@@ -109,8 +110,21 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const runtime = config.runtime;
   const settings = agentSettingsFrom(runtime);
   const clock = options.clock ?? createRealClock();
-  // Before the doors listen: they authenticate from their first call.
-  const security = await createSecurity(config, { dataDir, clock, log });
+  // First of all, so a second server on the same directory stops before it binds or reads anything.
+  const lock = lockDataDir(dataDir);
+  const openChecked = (): GuardedStore => openStore({ dataDir, recover: options.recover ?? false, clock, log });
+  // Opened and checked before the listeners bind: a store refused at start is a start that fails at once.
+  let opened: GuardedStore | undefined;
+  let security: Security;
+  try {
+    opened = openChecked();
+    // After the store's checks (its connection shares svc.db) and before the doors listen: they authenticate from their first call.
+    security = await createSecurity(config, { dataDir, clock, log });
+  } catch (error) {
+    opened?.close();
+    lock.release();
+    throw error;
+  }
   // Modules are compiled once per sha256 whichever generation of the pool runs them.
   const admission = createAdmission(sandboxLimitsFrom(runtime));
   // One registry for the server's life: counters carry on across a restart of the services.
@@ -119,20 +133,20 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   // Pushes the same registry over OTLP when an endpoint is set; its last export comes after the agents drained.
   const metricsExport = createMetricsExport(config.observability, { registry: metrics.registry, serviceVersion: VERSION, log, clock });
 
-  const parts: { store?: Store; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
-  let nodeId = config.cluster.node_id;
+  const parts: { store?: GuardedStore; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
+  const nodeId = config.cluster.node_id === '' ? opened.nodeId : config.cluster.node_id;
 
   const children: ChildSpec[] = [
     {
       id: 'store',
       start: () => {
-        const store = createStore({ dataDir });
-        if (nodeId === '') {
-          nodeId = store.getMeta(NODE_ID_KEY) ?? randomUUID();
-          store.setMeta(NODE_ID_KEY, nodeId);
-        }
+        const store = opened ?? openChecked();
+        opened = undefined;
         parts.store = store;
-        return serviceHandle(() => store.close());
+        return serviceHandle(() => {
+          if (parts.store === store) parts.store = undefined;
+          store.close();
+        });
       },
     },
     {
@@ -237,6 +251,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     get started() {
       return !starting;
     },
+    storage: () => parts.store?.status(),
     admission,
     metrics,
     tracing,
@@ -252,6 +267,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         .then(() => {
           security.close();
           parts.host = undefined;
+          lock.release();
           log.info('stopped');
         });
       return stopping;
@@ -261,15 +277,19 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   try {
     await options.whileStarting?.(server);
   } catch (error) {
-    // Nothing started yet but telemetry and the security layer.
+    // Nothing started yet but telemetry, the security layer, and the store opened at the top.
     await Promise.all([metricsExport.shutdown(), tracing.shutdown()]);
     security.close();
+    opened?.close();
+    lock.release();
     throw error;
   }
   try {
     await root.start();
   } catch (error) {
+    // The supervisor stopped what it had started, the store included.
     security.close();
+    lock.release();
     throw error;
   }
   starting = false;

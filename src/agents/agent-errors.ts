@@ -6,7 +6,7 @@
 import { SupervisorError } from '../../supervisors/index.js';
 import type { FailureReason } from '../bus/message.js';
 import { SvcError, isSvcError, type ErrorCode } from '../errors/svc-error.js';
-import { isStoreError } from '../store/store-error.js';
+import { isStorageFault, isStoreError } from '../store/store-error.js';
 
 const STORE_CODES: Readonly<Record<string, ErrorCode>> = {
   conflict: 'ALREADY_EXISTS',
@@ -14,8 +14,16 @@ const STORE_CODES: Readonly<Record<string, ErrorCode>> = {
   invalid_page_token: 'INVALID_ARGUMENT',
 };
 
+/**
+ * A storage fault (a full disk, a read-only or damaged store, an I/O error)
+ * is the server's trouble, not the request's: UNAVAILABLE with reason
+ * `storage_<kind>`, so clients retry and load balancers see /ready say the
+ * same. The store logged the cause (guarded-store.ts); the message says only
+ * what kind of fault it is.
+ */
 export function fromStoreError(error: unknown): SvcError {
   if (isSvcError(error)) return error;
+  if (isStorageFault(error)) return new SvcError('UNAVAILABLE', error.message, { reason: `storage_${error.kind}` });
   if (isStoreError(error)) {
     const code = STORE_CODES[error.kind];
     if (code !== undefined) return new SvcError(code, error.message, { ...error.metadata, reason: error.kind });

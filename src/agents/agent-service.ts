@@ -194,7 +194,13 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     subscribe(filter, write, _ctx) {
       const host = active();
-      return host.bus.connect(validateFilter(filter), write, { bufferSize: options.streamBufferSize });
+      const valid = validateFilter(filter);
+      // A stream filtered by an agent that does not exist would wait forever for nothing.
+      const id = valid.agent_id;
+      if (id !== undefined && host.get(id) === undefined && host.store.getAgent(id) === undefined) {
+        throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      }
+      return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize });
     },
 
     async recentMessages(agentId, _ctx, limit) {

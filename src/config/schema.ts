@@ -37,7 +37,11 @@ export const CONFIG_SCHEMA = {
     max_execution_time: duration('30s', 'Upper bound accepted for execution_timeout.'),
     fuel_per_execution: int(10_000_000_000, 'Fuel units for one execution (about one unit per WebAssembly instruction).', 1_000),
     cpu_quota_per_agent: cpu('100m', 'CPU one agent may use over a sliding 1 s window; over it, executions are delayed, not killed. 0 disables the quota.'),
-    max_file_descriptors: int(3, 'Descriptors an agent sees: fd 0 (input), 1 (messages) and 2 (log); fixed by the ABI.', 3, 3),
+    max_file_descriptors: int(
+      10,
+      'Descriptors an agent may hold. The ABI gives every agent exactly three, fd 0 (input), 1 (messages) and 2 (log), and no call opens more, so any value from 3 up is met.',
+      3,
+    ),
     max_network_connections: int(0, 'Network connections an agent may open; the ABI has no network calls.', 0, 0),
     max_disk_io_bytes: size('1MiB', 'Bytes an agent may write (fd 1 and fd 2) in one execution; past it the execution fails.'),
     max_output_messages: int(100, 'Messages an agent may send in one execution; past it the execution fails.', 1),

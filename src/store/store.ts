@@ -9,6 +9,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { AGENT_COLUMNS, fromRow, toInsertParams, type AgentRow } from './agent-row.js';
+import { META_KEYS } from './meta-keys.js';
 import { migrate } from './migrations.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
 import { StoreError } from './store-error.js';
@@ -40,6 +41,8 @@ export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 1_000;
 /** Rows fetched per step of `allAgents`; no cursor stays open between steps. */
 const RESTORE_BATCH = 500;
+/** Findings of `quick_check` kept: the first few say where the damage is; thousands more say nothing new. */
+const MAX_INTEGRITY_FINDINGS = 10;
 
 export function createStore(options: StoreOptions): Store {
   mkdirSync(options.dataDir, { recursive: true });
@@ -74,18 +77,22 @@ export function createStore(options: StoreOptions): Store {
   const selectModule = db.prepare<[string], Buffer>('SELECT bytes FROM modules WHERE sha256 = ?').pluck();
   const selectMeta = db.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck();
   const upsertMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
+  const countAcknowledged = db.prepare("INSERT INTO meta (key, value) VALUES (?, '1') ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1");
+  const quickCheck = db.prepare<[], string>(`PRAGMA quick_check(${MAX_INTEGRITY_FINDINGS})`).pluck();
 
   // IMMEDIATE takes the write lock up front, so a transaction that reads before
   // it writes cannot fail half-way on a lock upgrade; it waits BUSY_TIMEOUT_MS instead.
   const putTx = db.transaction((agent: NewAgent, bytes: Uint8Array, sha256: string) => {
     insertModule.run(sha256, bytes, bytes.byteLength, agent.createdAt);
     insertAgent.run(toInsertParams(agent, sha256));
+    countAcknowledged.run(META_KEYS.acknowledgedDeploys);
   }).immediate;
 
   const deleteTx = db.transaction((agentId: string): DeleteResult => {
     const moduleSha256 = moduleOf.get(agentId);
     if (moduleSha256 === undefined) throw notFound(agentId);
     deleteAgentRow.run(agentId);
+    countAcknowledged.run(META_KEYS.acknowledgedUndeploys);
     const moduleCollected = deleteUnreferencedModule.run(moduleSha256, moduleSha256).changes > 0;
     return { moduleSha256, moduleCollected };
   }).immediate;
@@ -169,6 +176,13 @@ export function createStore(options: StoreOptions): Store {
 
     setMeta(key, value) {
       upsertMeta.run(key, value);
+    },
+
+    quickCheck() {
+      const findings = quickCheck.all();
+      if (findings.length === 1 && findings[0] === 'ok') return [];
+      // One finding a line, without SQLite's "*** in database main ***" heading.
+      return findings.flatMap((f) => f.split('\n')).filter((line) => line !== '' && !line.startsWith('*** in database'));
     },
 
     close() {

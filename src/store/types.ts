@@ -80,11 +80,17 @@ export interface Store {
   countAgents(): number;
   /** Throws `not_found`. */
   updateAgent(agentId: string, patch: AgentPatch): void;
-  /** Removes the agent and, in the same transaction, its module if now unreferenced. Throws `not_found`. */
+  /**
+   * Removes the agent and, in the same transaction, its module if now
+   * unreferenced. Throws `not_found`. Deploys and undeploys are counted in
+   * `meta` in their own transactions (meta-keys.ts).
+   */
   deleteAgent(agentId: string): DeleteResult;
   getModule(sha256: string): Uint8Array | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
+  /** `PRAGMA quick_check`: empty when the file is sound, else SQLite's first findings. */
+  quickCheck(): string[];
   /** Idempotent. */
   close(): void;
 }

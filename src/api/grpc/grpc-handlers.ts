@@ -15,6 +15,7 @@ import { callContextFrom } from './grpc-call-context.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { securedCallOf } from './grpc-secured-call.js';
 import { SECURITY_METHODS } from './grpc-security-handlers.js';
+import { rejectionOf } from './grpc-strict-decode.js';
 import {
   deployRequestFrom,
   listRequestFrom,
@@ -84,6 +85,8 @@ export function createManagementHandlers(service: AgentService, options: Handler
       const timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
       let result: Promise<Res>;
       try {
+        const refused = rejectionOf(call.request);
+        if (refused !== undefined) throw refused;
         result = run(call.request, ctx, call.metadata);
       } catch (error) {
         fail(error);
@@ -125,6 +128,8 @@ export function createManagementHandlers(service: AgentService, options: Handler
       return call.write(messageToProto(message)) ? undefined : once(call, 'drain');
     };
     try {
+      const refused = rejectionOf(call.request);
+      if (refused !== undefined) throw refused;
       sink = service.subscribe(call.request.filter, write, ctx);
     } catch (error) {
       fail(error);

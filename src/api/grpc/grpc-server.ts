@@ -6,8 +6,10 @@
  * grpc-connection-limit.ts), every call traced, counted and logged by one
  * interceptor (grpc-telemetry-interceptor.ts) and checked by the security
  * interceptors after it, in DESIGN.md section 9's order; a call to a method
- * it does not have gets the error trailer too (grpc-unknown-method.ts).
- * With TLS material it serves gRPC over TLS, following certificate reloads.
+ * it does not have gets the error trailer too (grpc-unknown-method.ts);
+ * requests are checked strictly before they are decoded
+ * (grpc-strict-decode.ts). With TLS material it serves gRPC over TLS,
+ * following certificate reloads.
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import type { Clock } from '../../../supervisors/index.js';
@@ -32,6 +34,7 @@ import { createManagementHandlers } from './grpc-handlers.js';
 import { createHealthService } from './grpc-health-service.js';
 import { lockdownInterceptor } from './grpc-lockdown-interceptor.js';
 import { rateLimitInterceptor } from './grpc-rate-limit-interceptor.js';
+import { withStrictDecoding } from './grpc-strict-decode.js';
 import { managementReflectionService } from './grpc-reflection-files.js';
 import { securedCallInterceptor } from './grpc-secured-call-interceptor.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
@@ -120,7 +123,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     log,
     ...(security === undefined ? {} : { security: security.service }),
   });
-  server.addService(managementServiceDefinition(), handlers.implementation);
+  server.addService(withStrictDecoding(managementServiceDefinition(), loadManagementProto().service), handlers.implementation);
   const health = createHealthService({
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
     ...(options.clock === undefined ? {} : { clock: options.clock }),

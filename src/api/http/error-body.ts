@@ -49,8 +49,9 @@ export function httpError(err: unknown, traceId: string): HttpError {
  * closing the connection. `traceId` goes into a header, so it must be
  * visible ASCII (trace-context.ts makes sure of it).
  */
-export function rawHttpError(err: unknown, traceId: string): string {
-  const { status, body, headers } = httpError(err, traceId);
+export function rawHttpError(err: unknown, traceId: string, extraHeaders: Readonly<Record<string, string>> = {}): string {
+  const { status, body, headers: errorHeaders } = httpError(err, traceId);
+  const headers = { ...errorHeaders, ...extraHeaders };
   const json = JSON.stringify(body);
   const lines = [
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? ''}`,

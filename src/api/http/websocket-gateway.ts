@@ -3,7 +3,9 @@
  * server's `upgrade` event): `GET /api/v1/messages?agent_id=&message_types=`
  * and `GET /api/v1/agents/{id}/messages`, as the proto's rules for
  * SubscribeMessages say. The filter is read and checked before the upgrade,
- * so a bad one is an HTTP 400 with an Error body, not a socket that closes.
+ * so a bad one is an HTTP 400 with an Error body (an unknown agent a 404),
+ * not a socket that closes. Only WebSocket version 13 is accepted. A client
+ * that goes away is an ordinary end of its stream, logged at debug.
  *
  * Each text frame is one Message in its JSON form. Only messages travel, each
  * once: the `sent` event (and the platform's own `platform` messages); the
@@ -38,6 +40,11 @@ import type { WebSocketAdmission } from './websocket-admission.js';
 
 /** Close codes (RFC 6455 section 7.4.1). */
 export const CLOSE = { goingAway: 1001, policyViolation: 1008, internalError: 1011 } as const;
+
+/** RFC 6455's version; `ws` also speaks draft 8, which no current client sends and this server does not offer. */
+export const WEBSOCKET_VERSION = '13';
+/** What a socket's failure says when the client simply went away: an ordinary end of a stream, not a fault. */
+const DISCONNECT_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED', 'ERR_STREAM_WRITE_AFTER_END']);
 
 /** Clients only listen; a frame from them is never large, and anything bigger is a misuse. */
 const MAX_CLIENT_FRAME_BYTES = 4 * 1024;
@@ -84,8 +91,26 @@ function refuse(socket: Duplex, err: unknown, call: HttpCall): void {
   const error = asSvcError(err);
   call.answered(error.httpStatus, error);
   call.api.end();
-  if (socket.writable) socket.end(rawHttpError(error, call.api.answerTraceId), () => socket.destroy());
+  // RFC 6455 section 4.4: a refused version is answered with the versions the server speaks.
+  const headers: Record<string, string> = error.metadata.reason === 'unsupported_version' ? { 'Sec-WebSocket-Version': WEBSOCKET_VERSION } : {};
+  if (socket.writable) socket.end(rawHttpError(error, call.api.answerTraceId, headers), () => socket.destroy());
   else socket.destroy();
+}
+
+function checkVersion(req: IncomingMessage): void {
+  const version = req.headers['sec-websocket-version'];
+  if (version === WEBSOCKET_VERSION) return;
+  throw new SvcError('INVALID_ARGUMENT', `WebSocket version ${version === undefined ? '(none)' : version.slice(0, 16)} is not supported; use ${WEBSOCKET_VERSION}`, {
+    field: 'Sec-WebSocket-Version',
+    reason: 'unsupported_version',
+  });
+}
+
+/** Whether a stream's failure is only its client going away: the socket is no longer open, or failed as a closed connection does. */
+function isDisconnect(ws: WebSocket, err: unknown): boolean {
+  if (isSvcError(err)) return false;
+  const code = (err as { code?: unknown } | null)?.code;
+  return ws.readyState !== WebSocket.OPEN || (typeof code === 'string' && DISCONNECT_CODES.has(code));
 }
 
 /** The query of a request target; URLSearchParams never throws, where `new URL` would on a target like `//[::1`. */
@@ -144,6 +169,13 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
 
   function onSinkEnd(ws: WebSocket, err: unknown, call: HttpCall): void {
     if (err === undefined) return closeSoon(ws, CLOSE.goingAway, 'stream ended');
+    if (isDisconnect(ws, err)) {
+      // An ordinary end of a stream: no stack, and not at a level an operator watches (the socket's 'close' ends the call).
+      const code = (err as { code?: unknown } | null)?.code;
+      log?.debug({ reason: typeof code === 'string' ? code : 'closed', trace_id: call.api.traceId }, 'websocket client disconnected');
+      ws.terminate();
+      return;
+    }
     call.api.fail(asSvcError(err));
     if (isSvcError(err) && err.code === 'RESOURCE_EXHAUSTED') {
       log?.warn({ metadata: err.metadata, trace_id: call.api.traceId }, 'websocket subscriber dropped');
@@ -199,6 +231,7 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, call: HttpCall): Promise<void> {
     if (!options.accepting()) throw new SvcError('UNAVAILABLE', 'the server is draining', { reason: 'draining' });
     requireHost(req);
+    checkVersion(req);
     const target = req.url ?? '/';
     const path = pathOf(target);
     if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${path}`, { path });
@@ -208,8 +241,9 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     describeRequest(call.api.span, call.operation, request);
     const filter = validateFilter(request.filter);
     const ctx = callContext(undefined, principal);
-    // A path that names an agent names a resource, which must exist; a query filter may name one yet to come.
-    if (route.pathParams.length > 0 && filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);
+    // Checked before the upgrade, so an unknown agent is an HTTP 404 rather than a socket that closes at once;
+    // `subscribe` checks again (for gRPC, and an agent undeployed meanwhile).
+    if (filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);
     if (socket.destroyed) {
       // The client left before its answer: nothing was answered, so nothing is counted.
       call.api.end();

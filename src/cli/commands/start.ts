@@ -31,14 +31,21 @@ export const startCommand = defineCommand({
   description: `Listens on server.http_addr (REST, WebSocket, /health, /ready), server.grpc_addr (gRPC) and
 server.metrics_addr (Prometheus /metrics), and logs one JSON line per event on stdout; the
 'listening' line names every bound address. On the first SIGTERM or SIGINT it drains (in-flight
-executions finish, /ready answers 503) and exits 0; a second signal exits at once.`,
+executions finish, /ready answers 503) and exits 0; a second signal exits at once.
+It exits 1 at once when another server holds its data directory, or when the store it finds
+holds less than the data directory recorded or fails its integrity check; --recover accepts
+such a store as found (or rebuilds one whose indexes are damaged), once, by hand.`,
   args: [],
-  flags: { config: SERVER_CONFIG_FLAG },
+  flags: {
+    config: SERVER_CONFIG_FLAG,
+    recover: { type: 'boolean', description: 'Accept a store that holds less than its data directory recorded, and rebuild one with damaged indexes.' },
+  },
   settings: true,
   examples: [
     { description: 'Run with the defaults (data under ./data)', command: 'svc start' },
     { description: 'Ephemeral ports and a larger agent limit', command: 'SVC_HTTP_ADDR=127.0.0.1:0 SVC_GRPC_ADDR=127.0.0.1:0 svc start --runtime.max_agents=50000' },
     { description: 'With a configuration file', command: 'svc start --config /etc/svc/svc.toml' },
+    { description: 'Once, after a refused start, to accept the store as found', command: 'svc start --recover' },
   ],
   async run({ values, settings, io }) {
     const config = serverConfig(io, values.config, settings);
@@ -59,6 +66,7 @@ executions finish, /ready answers 503) and exits 0; a second signal exits at onc
     let server: Server;
     try {
       server = await startServer(config, log, {
+        recover: values.recover === true,
         whileStarting: async (starting) => {
           bound = await startListeners(starting, config, log);
         },

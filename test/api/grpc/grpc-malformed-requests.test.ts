@@ -8,55 +8,13 @@
  * reaches the client instead of hanging the call.
  */
 import assert from 'node:assert/strict';
-import http2 from 'node:http2';
+import type http2 from 'node:http2';
 import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
-import { ERROR_TRAILER, MAX_ERROR_TEXT } from '../../../src/api/grpc/grpc-errors.js';
+import { MAX_ERROR_TEXT } from '../../../src/api/grpc/grpc-errors.js';
 import { loadManagementProto } from '../../../src/api/proto.js';
 import { assertError, failure, startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from './grpc-harness.js';
-
-const SERVICE = '/svc.v1.ManagementService/';
-/** A raw call that gets no status by then has hung. */
-const RAW_CALL_TIMEOUT_MS = 5_000;
-
-/** One gRPC message: the compressed flag, the length, the bytes. */
-function frame(payload: Uint8Array, compressed = 0): Buffer {
-  const out = Buffer.alloc(5 + payload.length);
-  out.writeUInt8(compressed, 0);
-  out.writeUInt32BE(payload.length, 1);
-  out.set(payload, 5);
-  return out;
-}
-
-interface RawAnswer {
-  grpcStatus: number;
-  trailer: Buffer | undefined;
-}
-
-function rawCall(address: string, path: string, frames: Buffer[], headers: http2.OutgoingHttpHeaders = {}): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const session = http2.connect(`http://${address}`);
-    session.on('error', reject);
-    const timer = setTimeout(() => {
-      session.destroy();
-      reject(new Error(`${path}: no status within ${RAW_CALL_TIMEOUT_MS} ms`));
-    }, RAW_CALL_TIMEOUT_MS);
-    const request = session.request({ ':method': 'POST', ':path': path, 'content-type': 'application/grpc', te: 'trailers', ...headers });
-    let fields: http2.IncomingHttpHeaders = {};
-    request.on('response', (h) => (fields = { ...fields, ...h }));
-    request.on('trailers', (h) => (fields = { ...fields, ...h }));
-    request.on('data', () => undefined);
-    request.on('error', reject);
-    request.on('close', () => {
-      clearTimeout(timer);
-      session.close();
-      const trailer = fields[ERROR_TRAILER];
-      resolve({ grpcStatus: Number(fields['grpc-status']), trailer: typeof trailer === 'string' ? Buffer.from(trailer, 'base64') : undefined });
-    });
-    for (const f of frames) request.write(f);
-    request.end();
-  });
-}
+import { frame, RAW_CALL_TIMEOUT_MS, rawCall, SERVICE } from './grpc-raw-call.js';
 
 const garbage = Buffer.from([0xff, 0xff, 0xff, 0xff, 0xff]);
 const getRequest = Buffer.from([0x0a, 0x03, 0x61, 0x62, 0x63]); // GetAgentRequest{agent_id: "abc"}

@@ -140,10 +140,12 @@ describe('gRPC door telemetry', SUITE_TIMEOUT, () => {
   });
 
   it('counts calls by RPC and status, unary durations, and open streams; a stream\'s span lasts as long as it', async () => {
+    // A stream filtered by an agent must name one that exists (NOT_FOUND otherwise).
+    const { agent_id: streamed } = await doors.client.deploy({ name: 'grpc-telemetry-streamed', wasm_module: ECHO_WASM });
     const before = await doors.server.metrics.toSamples();
     await doors.client.health();
     await assert.rejects(doors.client.get(UNKNOWN_AGENT), RemoteError);
-    const stream = doors.client.subscribe({ agent_id: UNKNOWN_AGENT });
+    const stream = doors.client.subscribe({ agent_id: streamed });
     stream.on('error', () => undefined);
     await new Promise((resolve) => stream.once('metadata', resolve));
     const open = await doors.server.metrics.toSamples();
@@ -151,7 +153,7 @@ describe('gRPC door telemetry', SUITE_TIMEOUT, () => {
     stream.cancel();
 
     const streamSpan = await spanOf(doors, API_SPANS.SubscribeMessages);
-    assert.equal(streamSpan.attributes[SPAN_ATTRIBUTES.agentId], UNKNOWN_AGENT);
+    assert.equal(streamSpan.attributes[SPAN_ATTRIBUTES.agentId], streamed);
     assert.equal(streamSpan.attributes[SPAN_ATTRIBUTES.grpcStatusCode], GrpcStatus.CANCELLED);
     assert.equal(streamSpan.status.code, SpanStatusCode.UNSET, 'a client ending its stream is no failure');
     const after = await doors.server.metrics.toSamples();

@@ -119,14 +119,17 @@ describe('REST door telemetry', { timeout: 60_000 }, () => {
   });
 
   it('a WebSocket stream is one span from upgrade to close, counted while open; refusals are Error bodies', async () => {
+    // A stream filtered by an agent must name one that exists (NOT_FOUND otherwise).
+    const deployed = await call(doors.httpBase, 'POST', '/api/v1/agents', { name: 'rest-telemetry-streamed', wasm_module: ECHO_WASM.toString('base64') });
+    const streamed = deployed.body.agent_id as string;
     const before = await doors.server.metrics.toSamples();
-    const ws = new WebSocket(`ws://${doors.httpAddress}/api/v1/messages?agent_id=${UNKNOWN_AGENT}`, { headers: { 'x-trace-id': TRACE } });
+    const ws = new WebSocket(`ws://${doors.httpAddress}/api/v1/messages?agent_id=${streamed}`, { headers: { 'x-trace-id': TRACE } });
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     assert.equal(sampleValue(await doors.server.metrics.toSamples(), 'svc_websocket_connections'), sampleValue(before, 'svc_websocket_connections') + 1);
     ws.close();
     const span = await spanOf(doors, API_SPANS.SubscribeMessages, TRACE);
     assert.equal(span.attributes[SPAN_ATTRIBUTES.httpStatusCode], 101);
-    assert.equal(span.attributes[SPAN_ATTRIBUTES.agentId], UNKNOWN_AGENT);
+    assert.equal(span.attributes[SPAN_ATTRIBUTES.agentId], streamed);
     await eventually(async () => (sampleValue(await doors.server.metrics.toSamples(), 'svc_websocket_connections') === sampleValue(before, 'svc_websocket_connections') ? true : undefined));
 
     const refused = await badHandshake('/api/v1/messages');

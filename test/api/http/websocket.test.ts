@@ -181,7 +181,9 @@ test('a client that stops reading is dropped for slow_consumer after a bounded b
   const logged = logs.length;
   const slow = await open('/api/v1/messages');
   slow.ws.pause();
-  const content = 'x'.repeat(256 * 1024);
+  // Large enough that a few frames fill the socket buffers, small enough for the echo example's
+  // 16 pages (it holds a message about five times over while it answers).
+  const content = 'x'.repeat(128 * 1024);
   const sent = 300;
   for (let i = 0; i < sent; i++) await send(i % 2 === 0 ? a : b, 'inform', content);
   await eventually(() => (gw.http.streams === 0 ? true : undefined), 10_000);
