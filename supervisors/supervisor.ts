@@ -12,7 +12,7 @@
 import { backoffDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { ChildInstance, type ShutdownResult } from './child-instance.js';
-import type { ChildDecision } from './child-decision.js';
+import { decisionFor } from './child-decision.js';
 import { resolveChildSpec, shouldRestart, type ChildSpec, type ResolvedChildSpec, type StartReason } from './child-spec.js';
 import { SupervisorError } from './errors.js';
 import { createListenerSet, type ChildState, type ChildTransition, type TransitionListener } from './events.js';
@@ -341,18 +341,13 @@ class SupervisorImpl implements Supervisor {
     this.listeners.emit(transition);
   }
 
-  /** The decision a transition to a down state stands for; told to the child's spec before the listeners. */
+  /** Tells the child's spec the decision a transition to a down state stands for. */
   private decide(record: ChildRecord, to: ChildState, reason: string, attempt: number | undefined, delayMs: number | undefined): void {
-    const onDecision = record.spec.onDecision;
-    if (onDecision === undefined) return;
-    let decision: ChildDecision;
-    if (to === 'restarting') decision = { type: 'restart', reason, ...(attempt === undefined ? {} : { attempt }), delayMs: delayMs ?? 0 };
-    else if (to === 'failed') decision = { type: 'give_up', reason };
-    else if (to === 'stopped') decision = { type: 'stop', reason };
-    else return;
+    const decision = record.spec.onDecision === undefined ? undefined : decisionFor(to, reason, attempt, delayMs);
+    if (decision === undefined) return;
     // As for transition listeners (events.ts): a child that throws here is loud, and the supervisor stays consistent.
     try {
-      onDecision(decision);
+      record.spec.onDecision!(decision);
     } catch (error) {
       queueMicrotask(() => {
         throw error;

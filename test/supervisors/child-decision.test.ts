@@ -20,6 +20,7 @@ import {
   type StartContext,
   type Supervisor,
 } from '../../supervisors/index.js';
+import { decisionFor } from '../../supervisors/child-decision.js';
 
 /** A child whose starts and exits the test drives, recording what the supervisor tells it. */
 function resident(id: string) {
@@ -59,6 +60,14 @@ async function agents(clock = createSimulatedClock(), maxRestarts = 2): Promise<
 }
 
 describe('supervisor: what a child is told', () => {
+  it('a transition to restarting, failed or stopped is a decision; the others are not', () => {
+    assert.deepEqual(decisionFor('restarting', 'trap', 2, 200), { type: 'restart', reason: 'trap', attempt: 2, delayMs: 200 });
+    assert.deepEqual(decisionFor('restarting', 'sibling_restart: a', undefined, 100), { type: 'restart', reason: 'sibling_restart: a', delayMs: 100 });
+    assert.deepEqual(decisionFor('failed', 'reached_max_restart_intensity: trap'), { type: 'give_up', reason: 'reached_max_restart_intensity: trap' });
+    assert.deepEqual(decisionFor('stopped', 'terminated'), { type: 'stop', reason: 'terminated' });
+    for (const to of ['starting', 'running', 'stopping'] as const) assert.equal(decisionFor(to, 'x'), undefined, to);
+  });
+
   it('each crash brings a restart decision with its backoff, and one too many a give_up', async () => {
     const clock = createSimulatedClock();
     const supervisor = await agents(clock);
