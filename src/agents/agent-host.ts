@@ -266,6 +266,11 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     }
   }
 
+  /**
+   * Killed at any point, the server comes back consistent: before the delete
+   * commits, the agent is restored as it was (no answer was given); after it,
+   * the agent is gone, whatever was left of its stop.
+   */
   async function remove(agentId: string): Promise<void> {
     const agent = get(agentId);
     if (agent === undefined || agent.removing) throw new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId });
