@@ -21,8 +21,9 @@ const POOL_LIMIT = 16 * MiB;
 const TIMEOUT_MS = 400;
 const text = new TextEncoder();
 
-function hostilePool(clock: SimulatedClock = createSimulatedClock()): ExecutorPool {
+function hostilePool(clock: SimulatedClock = createSimulatedClock(), spareWorkers = 0): ExecutorPool {
   return testPool({
+    spareWorkers,
     wasmMemoryLimitBytes: POOL_LIMIT,
     fuelPerExecution: 5_000_000n,
     executionTimeoutMs: TIMEOUT_MS,
@@ -195,7 +196,7 @@ test('out-of-bounds iovecs and pointers get EFAULT, never a host exception', asy
 
 test('a spin that bypasses fuel is stopped by the watchdog; the worker respawns, its neighbour is told, and the event names them', async () => {
   const clock = createSimulatedClock();
-  const pool = hostilePool(clock);
+  const pool = hostilePool(clock, 1);
   try {
     const echo = await handAdmitted('agents/echo.wat');
     const lost: string[] = [];
@@ -223,7 +224,7 @@ test('a spin that bypasses fuel is stopped by the watchdog; the worker respawns,
     assert.equal(stats.workersLost, 1);
     assert.equal(stats.instances, 1);
     assert.equal(pool.totalMemoryBytes(), PAGE);
-    // The replacement was a warm spare; a new instance lands on the respawned worker 0 and answers.
+    // The replacement was the warm spare; a new instance lands on the respawned worker 0 and answers.
     const again = await pool.instantiate(echo, { label: 'neighbour', memoryLimitBytes: MiB });
     assert.equal(again.workerId, 0);
     await assertAnswering(pool, [again.instance, other.instance]);

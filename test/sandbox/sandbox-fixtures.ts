@@ -64,10 +64,11 @@ export const MiB = 1024 * 1024;
 export const PAGE = 65_536;
 
 /**
- * A two-worker pool with test-sized limits; every test closes the pool it
- * makes. Its watchdog runs on a simulated clock (its own unless given one):
- * time moves only when a test moves it (`driveUntil`), so no run is stopped
- * by the watchdog in a test that does not ask for it.
+ * A two-worker pool with test-sized limits and no warm spare (a thread that
+ * boots for nothing costs each test); every test closes the pool it makes.
+ * Its watchdog runs on a simulated clock (its own unless given one): time
+ * moves only when a test moves it (`driveUntil`), so no run is stopped by the
+ * watchdog in a test that does not ask for it.
  */
 export function testPool(overrides: Partial<ExecutorPoolOptions> = {}): ExecutorPool {
   return createExecutorPool({
@@ -77,6 +78,7 @@ export function testPool(overrides: Partial<ExecutorPoolOptions> = {}): Executor
     executionTimeoutMs: 2_000,
     startupTimeoutMs: 2_000,
     outputLimits: { maxOutputBytes: 64 * 1024, maxOutputMessages: 100, maxLogBytes: 64 * 1024 },
+    spareWorkers: 0,
     clock: createSimulatedClock(),
     ...overrides,
   });
