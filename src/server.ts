@@ -161,6 +161,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           outputLimits: outputLimitsFrom(runtime),
           stackLimitBytes: runtime.wasm_stack_limit,
           maxPendingExecutions: runtime.max_concurrent_executions,
+          // The watchdog times runs on the server's clock, as the agents' timeouts do.
+          clock,
         });
         pool.on('workerLost', (event) => log.warn({ worker_id: event.workerId, overran: event.overran, lost: event.lost.length }, 'executor worker lost'));
         parts.pool = pool;

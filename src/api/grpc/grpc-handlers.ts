@@ -5,6 +5,7 @@
  */
 import { once } from 'node:events';
 import { Metadata, type Deadline, type ServerUnaryCall, type ServerWritableStream, type UntypedServiceImplementation, type sendUnaryData } from '@grpc/grpc-js';
+import { MAX_TIMER_MS } from '../../../supervisors/index.js';
 import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
 import type { BoundedSink } from '../../bus/bounded-sink.js';
 import type { BusEvent } from '../../bus/events.js';
@@ -49,9 +50,6 @@ interface CallLike {
   /** The request metadata: the security interceptors keep the call's principal under it. */
   readonly metadata: Metadata;
 }
-
-/** setTimeout cannot wait longer than this (about 24.8 days); a deadline further out is no deadline. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function createManagementHandlers(service: AgentService, options: HandlerOptions): ManagementHandlers {
   const { requestTimeoutMs, onCall, log } = options;
