@@ -14,7 +14,7 @@
  *   with `startupFuel` under `startupTimeoutMs`; given a snapshot it restores
  *   memory and globals instead. Resolves `{ instance, memoryBytes, workerId,
  *   log }`; rejects with an `SvcError` whose `metadata.reason` is an
- *   `ExecutionFailure` (codes in `INSTANTIATE_ERRORS`), or RESOURCE_EXHAUSTED
+ *   `ExecutionFailure` (codes in pool-failures.ts), or RESOURCE_EXHAUSTED
  *   when the memory does not fit. When it fits only once the growth granted to
  *   batches in flight is settled, it waits for that (milliseconds).
  * - `execute(instance, input, onResult)` runs `handle` once with `input` on
@@ -25,52 +25,34 @@
  * - `snapshot(instance)`, `release(instance)`, `memoryBytes(instance)`,
  *   `totalMemoryBytes()`, `stats()`, `close()`, and `on('workerLost', listener)`.
  *
- * Concurrency (`max_concurrent_executions`): a worker runs one call at a
- * time, so at most `workers` executions run at once by construction;
- * `maxPendingExecutions` bounds those queued or running.
+ * Concurrency: a worker runs one call at a time, so at most `workers` run at
+ * once; `maxPendingExecutions` bounds those queued or running.
  *
  * Loss: a worker whose run overstays its timeout is terminated by the
- * watchdog and replaced at once by a warm spare; the overrunning call fails
- * with `timeout`, every other call pending there with `worker_lost`, every
- * other instance there is gone (`onLost`), and `workerLost` names them.
+ * watchdog (which ticks only while a batch is in flight, so an idle server
+ * sets no timer and a simulated clock can jump) and replaced at once by a
+ * warm spare; the overrunning call fails with `timeout`, every other call
+ * pending there with `worker_lost`, every other instance there is gone
+ * (`onLost`), and `workerLost` names them.
  */
 import { availableParallelism } from 'node:os';
 import { createRealClock } from '../../supervisors/index.js';
-import { SvcError, type ErrorCode } from '../errors/svc-error.js';
+import { SvcError } from '../errors/svc-error.js';
 import { createThreadSet } from './executor-threads.js';
 import { createMemoryLedger } from './memory-ledger.js';
+import { INSTANTIATE_ERRORS, LOSS_MESSAGES, emptyResult, type Loss } from './pool-failures.js';
 import { createModuleCache } from './module-cache.js';
 import { leastLoaded, type WorkerSlot } from './placement.js';
 import { PooledInstance, pooled } from './pool-instance.js';
 import type { AdmittedModule, ExecutionFailure, ExecutionResult, ExecutorPool, ExecutorPoolOptions, InstanceHandle, InstanceSnapshot, Placement, WorkerLostEvent } from './types.js';
 import { createWatchdog, type Overrun } from './watchdog.js';
 import { createWorkerBatches, type Call, type ExecuteCall, type InstantiateCall } from './worker-batches.js';
-import { MAX_BATCHES_IN_FLIGHT, WASM_PAGE_BYTES, type InstantiateRequest, type WorkerResult } from './worker-protocol.js';
+import { MAX_BATCHES_IN_FLIGHT, WASM_PAGE_BYTES, type BatchMessage, type InstantiateRequest, type WorkerResult } from './worker-protocol.js';
 
 export type { ExecutorPool, ExecutorPoolOptions, ExecutorPoolStats, InstanceHandle, InstantiateOptions, Placement, WorkerLostEvent } from './types.js';
 
 /** Calls per batch message: large enough to amortize postMessage, small enough to keep answers flowing. */
 export const DEFAULT_MAX_BATCH_SIZE = 256;
-
-/** How a failed instantiation reaches callers; `metadata.reason` keeps the precise failure. */
-export const INSTANTIATE_ERRORS: Readonly<Record<ExecutionFailure, ErrorCode>> = {
-  trap: 'INVALID_MODULE',
-  fuel_exhausted: 'INVALID_MODULE',
-  output_limit: 'INVALID_MODULE',
-  memory_limit: 'RESOURCE_EXHAUSTED',
-  timeout: 'DEADLINE_EXCEEDED',
-  worker_lost: 'UNAVAILABLE',
-  not_instantiated: 'INTERNAL',
-  overloaded: 'RESOURCE_EXHAUSTED',
-  closed: 'UNAVAILABLE',
-};
-
-type Loss = 'timeout' | 'worker_lost';
-
-const LOSS_MESSAGES: Readonly<Record<Loss, string>> = {
-  timeout: 'the run overstayed its timeout; its worker was terminated',
-  worker_lost: 'the worker was terminated while the call was pending',
-};
 
 /** An instantiation whose memory is reserved (or waits to be), to be placed on a worker. */
 interface PlacementRequest {
@@ -82,10 +64,6 @@ interface PlacementRequest {
   onLost: ((instance: InstanceHandle) => void) | undefined;
   resolve(placement: Placement): void;
   reject(error: SvcError): void;
-}
-
-function emptyResult(failure: ExecutionFailure, message: string): ExecutionResult {
-  return { ok: false, failure, message, stdout: [], stderr: [], fuelUsed: 0n, durationNs: 0, memoryBytes: 0 };
 }
 
 export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
@@ -108,8 +86,10 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     stackLimitBytes: options.stackLimitBytes,
     spares: options.spareWorkers ?? 1,
     onMessage: (thread, message) => {
-      if (message.kind === 'results' && thread.owner !== null) slots[thread.owner]!.batches.results(message);
-      else if (message.kind === 'ready') checkStarted();
+      if (message.kind === 'results' && thread.owner !== null) {
+        slots[thread.owner]!.batches.results(message);
+        idleWatchdog();
+      } else if (message.kind === 'ready') checkStarted();
     },
     onExit: (thread) => {
       if (thread.owner !== null) loseWorker(slots[thread.owner]!, null, thread.ready);
@@ -141,12 +121,20 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       broken: false,
       instances: new Set(),
       modules: createModuleCache(),
-      batches: createWorkerBatches({ maxBatchSize, ledger, post: (message, transfer) => slot.thread.worker.postMessage(message, transfer), executed, answered }),
+      batches: createWorkerBatches({ maxBatchSize, ledger, post: (message, transfer) => postTo(slot, message, transfer), executed, answered }),
     };
     return slot;
   }
   const slots: WorkerSlot[] = Array.from({ length: workerCount }, (_, id) => createSlot(id));
-  watchdog.start();
+
+  function postTo(slot: WorkerSlot, message: BatchMessage, transfer: ArrayBuffer[]): void {
+    slot.thread.worker.postMessage(message, transfer);
+    watchdog.start();
+  }
+
+  function idleWatchdog(): void {
+    if (slots.every((slot) => slot.batches.inFlight() === 0)) watchdog.stop();
+  }
 
   function count(failure: ExecutionFailure): void {
     failures[failure] = (failures[failure] ?? 0) + 1;
@@ -234,6 +222,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     const overran = overranCall?.owner;
     const hosted = [...slot.instances];
     const { calls, grants } = slot.batches.drain();
+    idleWatchdog();
     watchdog.unwatch(slot.id);
     threads.retire(slot.thread);
     slot.instances.clear();

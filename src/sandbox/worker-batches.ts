@@ -68,6 +68,8 @@ export interface WorkerBatches {
   results(message: ResultsMessage): void;
   /** Calls not answered yet, queued or in flight. */
   pending(): number;
+  /** Batches posted and not yet answered in full. */
+  inFlight(): number;
   /** Item `index` of batch `batch`, unless answered already. */
   unanswered(batch: number, index: number): Call | undefined;
   /** Batches posted so far. */
@@ -157,6 +159,8 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
       for (const batch of batches.values()) n += batch.items.length - batch.answered;
       return n;
     },
+
+    inFlight: () => batches.size,
 
     unanswered(number, index) {
       const batch = batches.get(number);

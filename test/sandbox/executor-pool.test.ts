@@ -329,6 +329,24 @@ test('a worker is sent one batch at a time, and a second only when a whole batch
   }
 });
 
+test('the watchdog ticks only while a batch is in flight: an idle pool holds no timer, so its clock can jump days', async () => {
+  const clock = createSimulatedClock();
+  const p = pool({ workers: 1, executionTimeoutMs: 300, clock });
+  try {
+    const echo = await place(p, 'echo', await handAdmitted('agents/echo.wat'));
+    assert.equal(clock.pendingTimers(), 0, 'idle after the instantiation');
+    const answer = run(p, echo, text.encode('{"n":1}'));
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(clock.pendingTimers(), 1, 'the watchdog watches the batch in flight');
+    assert.equal(failureOf(await answer), null);
+    assert.equal(clock.pendingTimers(), 0, 'idle again once it is answered');
+    clock.increment(8 * 24 * 3_600_000);
+    assert.equal(failureOf(await run(p, echo, text.encode('{"n":2}'))), null, 'and it still runs calls after the jump');
+  } finally {
+    await p.close();
+  }
+});
+
 test('an execution past maxPendingExecutions is refused as a result, not a rejection, and never synchronously', async () => {
   const clock = createSimulatedClock();
   const p = pool({ workers: 1, maxPendingExecutions: 1, clock, executionTimeoutMs: 300 });
