@@ -16,10 +16,12 @@ import { loadConfig } from '../src/config/load.js';
 import { encodeIncoming } from '../src/sandbox/abi.js';
 import { createAdmission } from '../src/sandbox/admission.js';
 import { createExecutorPool } from '../src/sandbox/executor-pool.js';
+import type { InstanceHandle } from '../src/sandbox/types.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from '../src/sandbox/limits.js';
 import { startServer, type Server } from '../src/server.js';
 import { createStore } from '../src/store/store.js';
 import { createLogger } from '../src/telemetry/logger.js';
+import { cpuQuota } from './agents-fairness.bench.js';
 import { renderTable, summarise, type Row } from './harness.js';
 
 const ctx: CallContext = { principal: 'bench', trace_id: 'bench' };
@@ -139,11 +141,12 @@ async function rawPingPong(pairs: number, rounds: number): Promise<number> {
     outputLimits: outputLimitsFrom(config.runtime),
   });
   try {
-    for (let i = 0; i < 2 * pairs; i++) await pool.instantiate(`p-${i}`, admitted, { memoryLimitBytes: 1 << 20 });
+    const players: InstanceHandle[] = [];
+    for (let i = 0; i < 2 * pairs; i++) players.push((await pool.instantiate(admitted, { label: `p-${i}`, memoryLimitBytes: 1 << 20 })).instance);
     const input = encodeIncoming({ message_id: '01J00000000000000000000000', sender: 'p-0', receiver: 'p-1', message_type: 'request', content: 'ping', conversation_id: 'c' });
     const started = process.hrtime.bigint();
     const chain = async (i: number) => {
-      for (let r = 0; r < 2 * rounds; r++) await pool.execute(`p-${2 * i + (r % 2)}`, input);
+      for (let r = 0; r < 2 * rounds; r++) await new Promise((resolve) => pool.execute(players[2 * i + (r % 2)]!, input, resolve));
     };
     await Promise.all(Array.from({ length: pairs }, (_, i) => chain(i)));
     return (pairs * 2 * rounds) / (microsSince(started) / 1e6);
@@ -215,7 +218,8 @@ async function rawRoundTrip(rate: number, seconds: number, agents: number): Prom
     outputLimits: outputLimitsFrom(config.runtime),
   });
   try {
-    for (let i = 0; i < agents; i++) await pool.instantiate(`e-${i}`, admitted, { memoryLimitBytes: 1 << 20 });
+    const echoes: InstanceHandle[] = [];
+    for (let i = 0; i < agents; i++) echoes.push((await pool.instantiate(admitted, { label: `e-${i}`, memoryLimitBytes: 1 << 20 })).instance);
     const input = encodeIncoming({ message_id: '01J00000000000000000000000', sender: 'client:bench', receiver: 'e', message_type: 'request', content: 'hello', conversation_id: 'c' });
     const samples: number[] = [];
     const calls: Promise<unknown>[] = [];
@@ -226,7 +230,7 @@ async function rawRoundTrip(rate: number, seconds: number, agents: number): Prom
       const due = Math.min(total, Math.floor((microsSince(started) / 1e6) * rate));
       for (; sent < due; sent++) {
         const at = process.hrtime.bigint();
-        calls.push(pool.execute(`e-${sent % agents}`, input).then(() => samples.push(microsSince(at))));
+        calls.push(new Promise((resolve) => pool.execute(echoes[sent % agents]!, input, resolve)).then(() => samples.push(microsSince(at))));
       }
       await new Promise((resolve) => setImmediate(resolve));
     }
@@ -339,6 +343,7 @@ export const AGENT_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> = [
   ['deploy', () => deployLatency()],
   ['restart', () => restartLatency()],
   ['agents-10k', () => tenThousandAgents()],
+  ['cpu-quota', () => cpuQuota()],
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -9,7 +9,7 @@ import { createExecutorPool } from '../src/sandbox/executor-pool.js';
 import { instrumentModule } from '../src/sandbox/instrument.js';
 import { validateModule } from '../src/sandbox/validate.js';
 import { createFdTable, createWasiShim } from '../src/sandbox/wasi.js';
-import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, type ExecutorPool, type SandboxLimits } from '../src/sandbox/types.js';
+import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, type AdmittedModule, type ExecutionResult, type ExecutorPool, type InstanceHandle, type SandboxLimits } from '../src/sandbox/types.js';
 import { wat } from '../test/helpers/wat.js';
 import { sampleMicros, sampleMicrosSync, summarise, type Row } from './harness.js';
 
@@ -35,6 +35,15 @@ function pool(overrides: Partial<Parameters<typeof createExecutorPool>[0]> = {})
     outputLimits: OUTPUT,
     ...overrides,
   });
+}
+
+/** Instantiates `admitted` for `label` with `memoryLimitBytes`; resolves with its handle. */
+async function place(p: Pick<ExecutorPool, 'instantiate'>, label: string, admitted: AdmittedModule, memoryLimitBytes: number): Promise<InstanceHandle> {
+  return (await p.instantiate(admitted, { label, memoryLimitBytes })).instance;
+}
+
+function execute(p: Pick<ExecutorPool, 'execute'>, instance: InstanceHandle, input: Uint8Array): Promise<ExecutionResult> {
+  return new Promise((resolve) => p.execute(instance, input, resolve));
 }
 
 const SAMPLE_MESSAGE = new TextEncoder().encode(JSON.stringify({
@@ -77,16 +86,16 @@ async function manyAgents(count = 10_000): Promise<Row[]> {
     await new Promise((r) => setTimeout(r, 200));
     const before = process.memoryUsage().rss;
     const started = process.hrtime.bigint();
-    const placements: Array<Promise<unknown>> = [];
-    for (let i = 0; i < count; i++) placements.push(p.instantiate(`agent-${i}`, admitted, { memoryLimitBytes: 16 * 65_536 }));
-    await Promise.all(placements);
+    const placements: Array<Promise<InstanceHandle>> = [];
+    for (let i = 0; i < count; i++) placements.push(place(p, `agent-${i}`, admitted, 16 * 65_536));
+    const instances = await Promise.all(placements);
     const elapsedMs = Number(process.hrtime.bigint() - started) / 1e6;
     global.gc?.();
     await new Promise((r) => setTimeout(r, 200));
     const after = process.memoryUsage().rss;
     const linear = p.totalMemoryBytes();
     const perAgentKiB = (after - before) / count / 1024;
-    const answer = await p.execute('agent-9999', SAMPLE_MESSAGE);
+    const answer = await execute(p, instances.at(-1)!, SAMPLE_MESSAGE);
     if (!answer.ok) throw new Error(`agent-9999 did not answer: ${answer.message}`);
     return [
       { name: `${count.toLocaleString('en-US')} counter agents instantiated (2 workers)`, unit: 'ms', median: elapsedMs, target: '10,000 in one process', ok: p.stats().instances === count },
@@ -105,12 +114,13 @@ async function delivery(messages = 300_000, agents = 100): Promise<Row[]> {
   const trivial = await createAdmission(LIMITS).admit(await watFile('./fixtures/trivial.wat'));
   const p = pool();
   try {
-    for (let i = 0; i < agents; i++) await p.instantiate(`t-${i}`, trivial, { memoryLimitBytes: 65_536 });
+    const instances: InstanceHandle[] = [];
+    for (let i = 0; i < agents; i++) instances.push(await place(p, `t-${i}`, trivial, 65_536));
     const rates: number[] = [];
     for (let round = 0; round < 5; round++) {
       const started = process.hrtime.bigint();
       const calls: Array<Promise<unknown>> = [];
-      for (let i = 0; i < messages; i++) calls.push(p.execute(`t-${i % agents}`, SAMPLE_MESSAGE));
+      for (let i = 0; i < messages; i++) calls.push(execute(p, instances[i % agents]!, SAMPLE_MESSAGE));
       await Promise.all(calls);
       rates.push(messages / (Number(process.hrtime.bigint() - started) / 1e9));
     }
@@ -242,9 +252,9 @@ async function watchdog(timeoutMs = 200, rounds = 7): Promise<Row[]> {
     const stopped: number[] = [];
     const respawn: number[] = [];
     for (let i = 0; i < rounds; i++) {
-      await p.instantiate(`spin-${i}`, spin, { memoryLimitBytes: 65_536 });
+      const spinner = await place(p, `spin-${i}`, spin, 65_536);
       const started = process.hrtime.bigint();
-      const result = await p.execute(`spin-${i}`, SAMPLE_MESSAGE);
+      const result = await execute(p, spinner, SAMPLE_MESSAGE);
       stopped.push(Number(process.hrtime.bigint() - started) / 1e6);
       if (result.ok || result.failure !== 'timeout') throw new Error(`spinner ended with ${result.ok ? 'ok' : result.failure}`);
       const ms = p.stats().lastRespawnMs;
@@ -278,18 +288,18 @@ async function coldRespawn(timeoutMs = 100, rounds = 5): Promise<Row[]> {
   try {
     const respawn: number[] = [];
     for (let i = 0; i < rounds; i++) {
-      await p.instantiate(`spin-${i}`, spin, { memoryLimitBytes: 65_536 });
+      const spinner = await place(p, `spin-${i}`, spin, 65_536);
       const lost = new Promise<number>((resolve) => {
         const off = p.on('workerLost', () => {
           off();
           resolve(performance.now());
         });
       });
-      await p.execute(`spin-${i}`, SAMPLE_MESSAGE);
+      await execute(p, spinner, SAMPLE_MESSAGE);
       const at = await lost;
       // The replacement is ready when an agent placed on the same worker answers.
-      await p.instantiate(`after-${i}`, trivial, { memoryLimitBytes: 65_536 });
-      const answer = await p.execute(`after-${i}`, SAMPLE_MESSAGE);
+      const after = await place(p, `after-${i}`, trivial, 65_536);
+      const answer = await execute(p, after, SAMPLE_MESSAGE);
       if (!answer.ok) throw new Error(`no answer after respawn: ${answer.message}`);
       respawn.push(p.stats().lastRespawnMs ?? performance.now() - at);
     }
@@ -305,9 +315,8 @@ async function responsiveness(durationMs = 2000): Promise<Row[]> {
   const spin = await createAdmission(LIMITS).admit(await watFile('./fixtures/spin.wat'));
   const p = pool({ executionTimeoutMs: durationMs + 1000 });
   try {
-    await p.instantiate('spin-a', spin, { memoryLimitBytes: 65_536 });
-    await p.instantiate('spin-b', spin, { memoryLimitBytes: 65_536 });
-    const running = [p.execute('spin-a', SAMPLE_MESSAGE), p.execute('spin-b', SAMPLE_MESSAGE)];
+    const spinners = [await place(p, 'spin-a', spin, 65_536), await place(p, 'spin-b', spin, 65_536)];
+    const running = spinners.map((spinner) => execute(p, spinner, SAMPLE_MESSAGE));
     const lags: number[] = [];
     await new Promise<void>((done) => {
       let last = performance.now();

@@ -37,6 +37,8 @@ import { createMessageHistory, type MessageHistory } from './bus/history.js';
 import type { Config } from './config/schema.js';
 import { checkUnavailableSettings } from './config/unavailable-settings.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
+import { checkProtectedMode } from './security/protected-mode.js';
+import { createSecurity, type Security } from './security/security.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
 import type { ExecutorPool } from './sandbox/types.js';
@@ -78,6 +80,10 @@ export interface Server {
   /** The `svc_*` metrics; `metrics.registry` is what the metrics listener serves. */
   readonly metrics: Metrics;
   readonly tracing: Tracing;
+  /** Authentication, authorization, abuse controls and audit for both doors (DESIGN.md section 9). */
+  readonly security: Security;
+  /** The clock every timeout and backoff runs on (`StartOptions.clock`). */
+  readonly clock: Clock;
   /** The current agent host (tests, benchmarks); undefined while starting and once stopped. */
   host(): AgentHost | undefined;
   /** False until the services first came up (see `StartOptions.whileStarting`). */
@@ -98,6 +104,7 @@ function serviceHandle(close: () => Promise<void> | void): ChildHandle {
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
   checkUnavailableSettings(config, log);
+  checkProtectedMode(config);
   const dataDir = resolve(options.cwd ?? process.cwd(), config.storage.data_dir);
   mkdirSync(dataDir, { recursive: true });
   const runtime = config.runtime;
@@ -108,9 +115,13 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const openChecked = (): GuardedStore => openStore({ dataDir, recover: options.recover ?? false, clock, log });
   // Opened and checked before the listeners bind: a store refused at start is a start that fails at once.
   let opened: GuardedStore | undefined;
+  let security: Security;
   try {
     opened = openChecked();
+    // After the store's checks (its connection shares svc.db) and before the doors listen: they authenticate from their first call.
+    security = await createSecurity(config, { dataDir, clock, log });
   } catch (error) {
+    opened?.close();
     lock.release();
     throw error;
   }
@@ -150,6 +161,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           outputLimits: outputLimitsFrom(runtime),
           stackLimitBytes: runtime.wasm_stack_limit,
           maxPendingExecutions: runtime.max_concurrent_executions,
+          // The watchdog times runs on the server's clock, as the agents' timeouts do.
+          clock,
         });
         pool.on('workerLost', (event) => log.warn({ worker_id: event.workerId, overran: event.overran, lost: event.lost.length }, 'executor worker lost'));
         parts.pool = pool;
@@ -244,6 +257,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     admission,
     metrics,
     tracing,
+    security,
+    clock,
     host: () => parts.host,
     exited,
     stop() {
@@ -252,6 +267,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
         // Both wait on the collector at most `otlp_timeout`, and at the same time.
         .then(() => Promise.all([metricsExport.shutdown(), tracing.shutdown()]))
         .then(() => {
+          security.close();
           parts.host = undefined;
           lock.release();
           log.info('stopped');
@@ -263,8 +279,9 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   try {
     await options.whileStarting?.(server);
   } catch (error) {
-    // Nothing started yet but telemetry, and the store opened at the top.
+    // Nothing started yet but telemetry, the security layer, and the store opened at the top.
     await Promise.all([metricsExport.shutdown(), tracing.shutdown()]);
+    security.close();
     opened?.close();
     lock.release();
     throw error;
@@ -273,6 +290,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     await root.start();
   } catch (error) {
     // The supervisor stopped what it had started, the store included.
+    security.close();
     lock.release();
     throw error;
   }

@@ -10,7 +10,7 @@
  */
 import type { Clock, TimerHandle } from './clock.js';
 import type { ChildHandle, ResolvedChildSpec, StartContext } from './child-spec.js';
-import { abnormalExit, type ChildExit } from './exit-signal.js';
+import { abnormalExit, ExitError, type ChildExit } from './exit-signal.js';
 
 /** How a shutdown ended; `reason` is what the supervisor reports for `stopped`. */
 export interface ShutdownResult {
@@ -22,6 +22,8 @@ export interface ShutdownResult {
 export type CrashListener = (instance: ChildInstance, exit: ChildExit) => void;
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+const startFailure = (error: unknown): ChildExit => (error instanceof ExitError ? error.exit : abnormalExit(`start_failed: ${describe(error)}`, error));
 
 export class ChildInstance {
   handle: ChildHandle | undefined;
@@ -38,6 +40,8 @@ export class ChildInstance {
   // Set while a shutdown is pending; cleared by `finish`.
   private resolveShutdown: ((result: ShutdownResult) => void) | undefined;
   private shutdownTimer: TimerHandle | undefined;
+  /** Aborted when the supervisor stops waiting for the start (`StartContext.signal`). */
+  private readonly starting = new AbortController();
   private stopReason = '';
   private killing = false;
 
@@ -50,9 +54,10 @@ export class ChildInstance {
   /**
    * Starts the child. Resolves `undefined` once it has a handle, or the
    * abnormal exit standing for a failed start (`start_failed: ...`,
-   * `start_timeout`, `start_abandoned`). Never rejects.
+   * `start_timeout`, `start_abandoned`, or the exit of an `ExitError`).
+   * Never rejects.
    */
-  start(context: StartContext): Promise<ChildExit | undefined> {
+  start(context: Omit<StartContext, 'signal'>): Promise<ChildExit | undefined> {
     const started = new Promise<ChildExit | undefined>((resolve) => {
       this.resolveStart = resolve;
     });
@@ -64,15 +69,15 @@ export class ChildInstance {
     }
     let result: Promise<ChildHandle> | ChildHandle;
     try {
-      result = this.spec.start(context);
+      result = this.spec.start({ ...context, signal: this.starting.signal });
     } catch (error) {
-      this.settleStart(abnormalExit(`start_failed: ${describe(error)}`, error));
+      this.settleStart(startFailure(error));
       return started;
     }
     if (result instanceof Promise) {
       result.then(
         (handle) => this.attach(handle),
-        (error: unknown) => this.settleStart(abnormalExit(`start_failed: ${describe(error)}`, error)),
+        (error: unknown) => this.settleStart(startFailure(error)),
       );
     } else {
       this.attach(result);
@@ -109,8 +114,9 @@ export class ChildInstance {
       this.killNow(reason);
     } else {
       if (Number.isFinite(timeoutMs)) this.shutdownTimer = this.clock.setTimeout(() => this.killNow('shutdown_timeout'), timeoutMs);
-      // While starting, `attach` or `settleStart` carries the shutdown on.
+      // While starting, `attach` or `settleStart` carries the shutdown on; the child may give up its start.
       if (this.phase === 'up') this.requestStop(this.handle!);
+      else this.starting.abort(reason);
     }
     return this.shutdownPromise;
   }
@@ -140,6 +146,7 @@ export class ChildInstance {
     this.startSettled = true;
     if (this.startTimer !== undefined) this.clock.clearTimeout(this.startTimer);
     if (failure) {
+      this.starting.abort(failure.reason);
       this.phase = 'down';
       this.finish('never_started', failure.reason);
     }
@@ -177,6 +184,7 @@ export class ChildInstance {
     this.killing = true;
     if (this.phase === 'starting') {
       this.finish('killed', reason);
+      this.starting.abort(`killed: ${reason}`);
       this.settleStart(abnormalExit('start_abandoned'));
       return;
     }

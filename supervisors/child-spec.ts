@@ -6,6 +6,7 @@
  * listeners) and supervisors themselves, which is what makes a tree.
  */
 import { MAX_TIMER_MS } from './clock.js';
+import type { ChildDecision } from './child-decision.js';
 import type { ChildExit, ExitListener } from './exit-signal.js';
 
 /**
@@ -42,10 +43,22 @@ export interface ChildHandle {
   kill(reason: string): Promise<void> | void;
 }
 
+/** Why a child is started: the reason of its `starting` transition. */
+export type StartReason = 'start' | 'restart' | 'restart_requested';
+
 export interface StartContext {
   readonly id: string;
-  /** Restarts of this child so far (0 on its first start); agents report it as `restart_count`. */
+  /** Restarts of this child so far (0 on its first start). */
   readonly restarts: number;
+  readonly reason: StartReason;
+  /**
+   * Aborted when the supervisor stops waiting for this start: at
+   * `startTimeoutMs`, or when a stop or kill is asked for meanwhile (the
+   * signal's `reason` is then the stop's). A child whose start takes a while
+   * gives up on it and settles; one that ignores the signal is killed when
+   * its handle arrives.
+   */
+  readonly signal: AbortSignal;
 }
 
 export interface ChildSpec {
@@ -65,9 +78,16 @@ export interface ChildSpec {
   readonly shutdownTimeoutMs?: number;
   /** How long `start` may take; default `Infinity` (agents enforce their own startup timeout). */
   readonly startTimeoutMs?: number;
+  /**
+   * Told each decision the supervisor takes about this child once it is
+   * down: a restart after a backoff, giving up, or leaving it stopped. For a
+   * child that stays one entity across its starts (an agent, whose state
+   * clients see), so it learns the decisions rather than mirroring them.
+   */
+  readonly onDecision?: (decision: ChildDecision) => void;
 }
 
-export type ResolvedChildSpec = Required<ChildSpec>;
+export type ResolvedChildSpec = Required<Omit<ChildSpec, 'onDecision'>> & Pick<ChildSpec, 'onDecision'>;
 
 /**
  * OTP's worker default; it matches `agent_shutdown_timeout`, so an agent left
@@ -103,6 +123,7 @@ export function resolveChildSpec(spec: ChildSpec): ResolvedChildSpec {
   const kind = spec.kind ?? 'worker';
   if (kind !== 'worker' && kind !== 'supervisor') throw new RangeError(`child spec "${spec.id}": kind must be worker or supervisor`);
   const defaultShutdown = kind === 'supervisor' ? Infinity : DEFAULT_SHUTDOWN_TIMEOUT_MS;
+  if (spec.onDecision !== undefined && typeof spec.onDecision !== 'function') throw new TypeError(`child spec "${spec.id}": onDecision must be a function`);
   return {
     id: spec.id,
     start: spec.start,
@@ -110,5 +131,6 @@ export function resolveChildSpec(spec: ChildSpec): ResolvedChildSpec {
     kind,
     shutdownTimeoutMs: checkTimeout(spec.id, 'shutdownTimeoutMs', spec.shutdownTimeoutMs ?? defaultShutdown),
     startTimeoutMs: checkTimeout(spec.id, 'startTimeoutMs', spec.startTimeoutMs ?? Infinity),
+    ...(spec.onDecision === undefined ? {} : { onDecision: spec.onDecision }),
   };
 }

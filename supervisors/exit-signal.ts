@@ -21,6 +21,21 @@ export function abnormalExit(reason: string, error?: unknown): ChildExit {
   return error === undefined ? { kind: 'abnormal', reason } : { kind: 'abnormal', reason, error };
 }
 
+/**
+ * A start that fails for a reason of its own (an agent's `start_timeout`)
+ * rejects with this, and the failed start carries `exit` as it is rather than
+ * `start_failed: <message>`.
+ */
+export class ExitError extends Error {
+  override readonly name = 'ExitError';
+  readonly exit: ChildExit;
+
+  constructor(exit: ChildExit) {
+    super(exit.reason, exit.error === undefined ? undefined : { cause: exit.error });
+    this.exit = exit;
+  }
+}
+
 /** The exit half of a `ChildHandle`, ready to embed in an implementation. */
 export interface ExitSignal {
   /** The exit, once it happened. */

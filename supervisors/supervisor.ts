@@ -12,7 +12,8 @@
 import { backoffDelay } from './backoff.js';
 import type { TimerHandle } from './clock.js';
 import { ChildInstance, type ShutdownResult } from './child-instance.js';
-import { resolveChildSpec, shouldRestart, type ChildSpec, type ResolvedChildSpec } from './child-spec.js';
+import { decisionFor } from './child-decision.js';
+import { resolveChildSpec, shouldRestart, type ChildSpec, type ResolvedChildSpec, type StartReason } from './child-spec.js';
 import { SupervisorError } from './errors.js';
 import { createListenerSet, type ChildState, type ChildTransition, type TransitionListener } from './events.js';
 import { abnormalExit, createExitSignal, normalExit, type ChildExit, type ExitListener } from './exit-signal.js';
@@ -169,11 +170,11 @@ class SupervisorImpl implements Supervisor {
     return this.shutdown(reason, abnormalExit('killed'));
   }
 
-  private async startRecord(record: ChildRecord, reason: string): Promise<ChildExit | undefined> {
+  private async startRecord(record: ChildRecord, reason: StartReason): Promise<ChildExit | undefined> {
     const instance = new ChildInstance(record.spec, this.options.clock, (crashed, exit) => this.handleCrash(record, crashed, exit));
     record.instance = instance;
     this.setState(record, 'starting', reason);
-    const failure = await instance.start({ id: record.spec.id, restarts: record.restarts });
+    const failure = await instance.start({ id: record.spec.id, restarts: record.restarts, reason });
     // Superseded while starting: crashed at once, terminated, or the supervisor is stopping.
     if (record.instance !== instance || record.state !== 'starting') return undefined;
     if (failure) {
@@ -325,6 +326,7 @@ class SupervisorImpl implements Supervisor {
     if (from !== null) this.counts[from] -= 1;
     this.counts[to] += 1;
     record.state = to;
+    this.decide(record, to, reason, attempt, delayMs);
     if (this.listeners.size === 0) return;
     const transition: { -readonly [K in keyof ChildTransition]: ChildTransition[K] } = {
       supervisor: this.id,
@@ -337,6 +339,20 @@ class SupervisorImpl implements Supervisor {
     if (attempt !== undefined) transition.attempt = attempt;
     if (delayMs !== undefined) transition.delayMs = delayMs;
     this.listeners.emit(transition);
+  }
+
+  /** Tells the child's spec the decision a transition to a down state stands for. */
+  private decide(record: ChildRecord, to: ChildState, reason: string, attempt: number | undefined, delayMs: number | undefined): void {
+    const decision = record.spec.onDecision === undefined ? undefined : decisionFor(to, reason, attempt, delayMs);
+    if (decision === undefined) return;
+    // As for transition listeners (events.ts): a child that throws here is loud, and the supervisor stays consistent.
+    try {
+      record.spec.onDecision!(decision);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
   }
 
   private add(spec: ResolvedChildSpec): ChildRecord {

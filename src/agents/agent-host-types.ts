@@ -75,7 +75,11 @@ export interface AgentHost {
    * UNAVAILABLE while stopping, or the start's or the store's error).
    */
   deploy(agent: NewAgent, module: Uint8Array, admitted: AdmittedModule): Promise<AgentRuntime>;
-  /** Undeploy: stop (drain within the shutdown timeout), forget. NOT_FOUND if unknown. */
+  /**
+   * Undeploy: delete the record (the store's error, if that fails, with the
+   * agent untouched), then stop (drain within the shutdown timeout) and
+   * forget. NOT_FOUND if unknown or already being undeployed.
+   */
   remove(agentId: string): Promise<void>;
   /** A registered agent. */
   get(agentId: string): AgentRuntime | undefined;

@@ -6,16 +6,19 @@
  * How the work is divided:
  * - the **agent supervisor** (supervisors/, `one_for_one`, intensity per
  *   child, concurrent shutdown) decides restarts: whether, after which
- *   backoff, and when an agent has crashed too often and goes `failed`. It
- *   enforces `agent_startup_timeout` (`startTimeoutMs`) and
- *   `agent_shutdown_timeout` (`shutdownTimeoutMs`, then `kill`);
- * - each **agent's machine** (agent-machine.ts) holds its visible lifecycle
- *   state; the host forwards the supervisor's transitions to it, and every
- *   state change becomes one log line and one lifecycle event on the bus
- *   (lifecycle-events.ts);
- * - each **incarnation** (agent-incarnation.ts) is one start: instance,
- *   hibernation, wake, graceful stop and kill;
+ *   backoff, and when an agent has crashed too often and goes `failed`. Its
+ *   decisions go to the agent's machine as events (`onDecision`);
+ * - each **agent's machine** (agent-machine.ts) is its lifecycle: it starts,
+ *   hibernates, wakes and stops the agent's instance, under
+ *   `agent_startup_timeout`, `agent_idle_timeout` and
+ *   `agent_shutdown_timeout`, and every visible state change becomes one
+ *   log line and one lifecycle event on the bus (lifecycle-events.ts);
  * - the **dispatcher** (dispatcher.ts) runs messages, beside all of that.
+ *
+ * An undeploy deletes the agent's record first and stops it after: once the
+ * delete is committed no restart of the server brings the agent back, and a
+ * delete that fails leaves it running and listed. One undeploy claims the
+ * agent; another one arriving meanwhile finds it gone (NOT_FOUND).
  *
  * A deploy goes create → register → emit, each step a span under the
  * call's (docs/observability.md): the agent is created and started first and
@@ -26,15 +29,14 @@
  * it meanwhile wait in its mailbox.
  */
 import { context } from '@opentelemetry/api';
-import { MAX_TIMER_MS, SupervisorError, createSupervisor, type ChildSpec, type ChildTransition } from '../../supervisors/index.js';
+import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
 import type { FailureReason } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
-import type { AdmittedModule, WorkerLostEvent } from '../sandbox/types.js';
+import type { AdmittedModule } from '../sandbox/types.js';
 import type { AgentRecord, NewAgent } from '../store/types.js';
 import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
-import { Incarnation } from './agent-incarnation.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
@@ -47,8 +49,6 @@ import { createRestartCounts } from './restart-counts.js';
 import { createLocalRouter, type Mailboxes, type Router } from './router.js';
 
 export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './agent-host-types.js';
-
-const clampTimer = (ms: number) => Math.min(ms, MAX_TIMER_MS);
 
 const draining = () => new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
 
@@ -67,7 +67,6 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const restartCounts = createRestartCounts(store, log);
   let accepting = true;
   let restarts = 0;
-  let unsubscribeLost: (() => void) | undefined;
   const tally = createMetricTally(metrics);
   // `svc_messages_sent_total` counts what the bus accepted, whoever sent it.
   const counting = bus.subscribe().subscribe((event) => {
@@ -115,7 +114,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       agent.mailbox.push(message);
       agent.arrivals.push(clock.now());
       // A hibernated agent wakes for this message: the wake (a transition, a log line) is part of its trace.
-      if (agent.incarnation?.phase === 'hibernated') context.with(messageTrace.messageContext(message), () => dispatcher.ready(agent));
+      if (agent.state === 'hibernated') context.with(messageTrace.messageContext(message), () => dispatcher.ready(agent));
       else dispatcher.ready(agent);
     },
   };
@@ -131,8 +130,10 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const hooks: AgentHooks = {
     transition(agent, from, to, reason) {
       lifecycle.transition(agent, from, to, reason);
-      if (to === 'running') dispatcher.ready(agent);
-      else if (to === 'failed') rejectMailbox(agent, 'agent_failed');
+      if (to === 'restarting') {
+        restarts += 1;
+        restartCounts.count(agent);
+      } else if (to === 'failed') rejectMailbox(agent, 'agent_failed');
       else if (to === 'stopped') rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
     },
     ready: (agent) => dispatcher.ready(agent),
@@ -147,52 +148,21 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     agentLog,
     hooks,
     idleTimeoutMs: settings.idleTimeoutMs,
+    startupTimeoutMs: settings.startupTimeoutMs,
+    shutdownTimeoutMs: settings.shutdownTimeoutMs,
     mailboxSize: settings.mailboxSize,
     cpuQuotaMillicores: settings.cpuQuotaMillicores,
     maxMemoryBytes: settings.maxMemoryBytes,
   };
 
-  /** The supervisor's view of a child, forwarded to the agent's machine. */
-  function onSupervisorTransition(t: ChildTransition): void {
-    const agent = agents.get(t.id);
-    if (agent === undefined) return;
-    switch (t.to) {
-      case 'starting':
-        return agent.send({ type: 'START', reason: t.reason });
-      case 'running':
-        return agent.send({ type: 'UP', reason: t.reason });
-      case 'restarting':
-        if (t.attempt !== undefined) {
-          restarts += 1;
-          restartCounts.count(agent);
-        }
-        return agent.send({ type: 'RESTARTING', reason: t.reason });
-      case 'failed':
-        return agent.send({ type: 'FAILED', reason: t.reason });
-      case 'stopping':
-        return agent.send({ type: 'STOP', reason: t.reason });
-      case 'stopped':
-        // A stored agent that cannot start again stays listed as failed: it was acknowledged once, and
-        // only an undeploy removes it.
-        if (agent.origin === 'restore' && t.from === 'starting' && accepting && agent.removing === undefined) {
-          return agent.send({ type: 'FAILED', reason: `restore_failed: ${t.reason}` });
-        }
-        return agent.send({ type: 'STOPPED', reason: t.reason });
-    }
-  }
-  supervisor.on(onSupervisorTransition);
-
+  /** The agent is the child of every start; its machine bounds its own start and stop, so the supervisor waits for them. */
   function childSpec(agent: AgentRuntime): ChildSpec {
     return {
       id: agent.id,
       restart: 'permanent',
-      startTimeoutMs: clampTimer(settings.startupTimeoutMs),
-      shutdownTimeoutMs: clampTimer(settings.shutdownTimeoutMs),
-      start: () => {
-        const incarnation = new Incarnation(agent);
-        agent.incarnation = incarnation;
-        return incarnation.start();
-      },
+      shutdownTimeoutMs: Infinity,
+      start: (startContext) => agent.start(startContext),
+      onDecision: (decision) => agent.decide(decision),
     };
   }
 
@@ -270,13 +240,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       log,
       accepting: () => accepting,
       start: restoreOne,
-      fail: (record, reason) => track(record, undefined, 'restore').send({ type: 'FAILED', reason }),
+      fail: (record, reason) => track(record, undefined, 'restore').fail(reason),
     });
     if (count > 0) log.info({ agents: count, running: countStates().running }, 'restored stored agents');
-  }
-
-  function onWorkerLost(event: WorkerLostEvent): void {
-    for (const key of event.lost) agents.get(key.slice(0, key.lastIndexOf('#')))?.incarnation?.lost(key);
   }
 
   function countStates(): Record<AgentState, number> {
@@ -300,20 +266,29 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     }
   }
 
-  function remove(agentId: string): Promise<void> {
+  /**
+   * Killed at any point, the server comes back consistent: before the delete
+   * commits, the agent is restored as it was (no answer was given); after it,
+   * the agent is gone, whatever was left of its stop.
+   */
+  async function remove(agentId: string): Promise<void> {
     const agent = get(agentId);
-    if (agent === undefined) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
-    agent.removing ??= (async () => {
-      agent.accepting = false;
-      await terminate(agentId);
-      if (agent.state !== 'stopped') agent.send({ type: 'STOPPED', reason: 'undeployed' });
-      forget(agent);
-    })();
-    return agent.removing;
+    if (agent === undefined || agent.removing) throw new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId });
+    agent.removing = true;
+    try {
+      store.deleteAgent(agentId);
+    } catch (error) {
+      agent.removing = false;
+      throw error;
+    }
+    agent.accepting = false;
+    await terminate(agentId);
+    // A failed agent has nothing to stop; it leaves now.
+    await agent.stop('undeployed');
+    forget(agent);
   }
 
   function cleanUp(): void {
-    unsubscribeLost?.();
     counting.unsubscribe();
     tally.flush();
     restartCounts.flush();
@@ -337,7 +312,6 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     },
     async start() {
       await supervisor.start();
-      unsubscribeLost = pool.on('workerLost', onWorkerLost);
       await restore();
     },
     deploy,

@@ -9,7 +9,7 @@ import type { Admission } from '../sandbox/admission.js';
 import type { AdmittedModule } from '../sandbox/types.js';
 import type { AgentRecord, Store } from '../store/types.js';
 import type { Logger } from '../telemetry/logger.js';
-import { describeError } from './agent-incarnation.js';
+import { describeError } from './exit-reason.js';
 
 /**
  * Stored agents started at once. Instantiation runs in the workers, which

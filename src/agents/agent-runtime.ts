@@ -1,27 +1,33 @@
 /**
  * One deployed agent on this node, from deploy to undeploy: what is stored
- * about it, its lifecycle machine, its mailbox, its counters, and its
- * current incarnation (agent-incarnation.ts: one start, replaced on every
- * restart). The dispatcher's per-message state lives here too, as plain
- * fields, so the hot path touches one object and no map.
+ * about it, its lifecycle machine (agent-machine.ts, the one owner of its
+ * lifecycle), its mailbox and counters, and the work its machine invokes
+ * (`LifecyclePort`, over the executor pool). The dispatcher's per-message
+ * state lives here too, as plain fields, so the hot path touches one object
+ * and no map.
+ *
+ * To the agent supervisor it is a child whose every start (agent-child.ts)
+ * is this same agent: `start` sends the machine `start`, the supervisor's
+ * decisions go to the machine as they are, and what the machine emits
+ * settles the start or reports the exit.
  *
  * A class rather than closures: an instance hosts up to `max_agents` of them
  * (10,000 by default), and prototype methods keep each one small.
  */
 import type { Span } from '@opentelemetry/api';
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
-import type { Clock, TimerHandle } from '../../supervisors/index.js';
+import { abnormalExit, type ChildDecision, type ChildHandle, type Clock, type StartContext, type TimerHandle } from '../../supervisors/index.js';
 import type { LifecycleEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
 import { createRingBuffer, type RingBuffer } from '../bus/ring-buffer.js';
-import type { AdmittedModule, ExecutionResult, ExecutorPool } from '../sandbox/types.js';
+import type { AdmittedModule, ExecutionResult, ExecutorPool, InstanceHandle, InstanceSnapshot } from '../sandbox/types.js';
 import type { AgentRecord } from '../store/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { AgentChild, type Stoppable } from './agent-child.js';
+import { agentMachine, visibleState, type AgentMachine, type LifecyclePort, type LifecycleState } from './agent-machine.js';
 import type { AgentState } from './agent-service-types.js';
-import { agentMachine, type AgentMachine, type AgentMachineEvent, type LifecycleState } from './agent-machine.js';
-import type { Incarnation } from './agent-incarnation.js';
 import { createCpuBudget, type CpuBudget } from './cpu-budget.js';
 import type { Schedulable } from './ready-queue.js';
 
@@ -44,7 +50,10 @@ export interface AgentEnvironment {
   /** Takes the agents' fd 2 lines, rate-limited per agent. */
   readonly agentLog: AgentLogLimiter;
   readonly hooks: AgentHooks;
+  /** 0 disables hibernation. */
   readonly idleTimeoutMs: number;
+  readonly startupTimeoutMs: number;
+  readonly shutdownTimeoutMs: number;
   readonly mailboxSize: number;
   readonly cpuQuotaMillicores: number;
   /** `max_memory_pages` in bytes, as the server runs now. */
@@ -54,7 +63,7 @@ export interface AgentEnvironment {
 /** How an agent came to be on this node: the reason of its first transition. */
 export type AgentOrigin = 'deploy' | 'restore';
 
-export class AgentRuntime implements Schedulable {
+export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   readonly id: string;
   readonly env: AgentEnvironment;
   /** The stored record; `restartCount` and `updatedAt` are kept current in memory. */
@@ -66,8 +75,12 @@ export class AgentRuntime implements Schedulable {
   readonly arrivals: RingBuffer<number>;
   readonly budget: CpuBudget;
   readonly origin: AgentOrigin;
-  /** The machine's state, cached: read on every routed message. */
+  /** The machine's visible state, cached: read on every routed message. */
   state: LifecycleState = 'starting';
+  /** The instance messages run on: set only while the machine is running and not hibernating. */
+  instance: InstanceHandle | undefined;
+  /** The instance the machine holds in any state (a stop drains it); undefined once released or cut. */
+  held: InstanceHandle | undefined;
   /**
    * Visible on this node: routed to, listed, counted. A deployed agent is
    * registered once its first start succeeded and its record is durable
@@ -78,9 +91,8 @@ export class AgentRuntime implements Schedulable {
   heldEvents: LifecycleEvent[] | undefined;
   /** False until registered and once undeploy began: the router treats the agent as gone. */
   accepting: boolean;
-  incarnation: Incarnation | undefined;
-  /** Undeploy in progress, so a second undeploy waits for the same one. */
-  removing: Promise<void> | undefined;
+  /** An undeploy has claimed it: a second one is NOT_FOUND. */
+  removing = false;
   messagesReceived = 0;
   messagesSent = 0;
   /** Linear memory of the instance (of its snapshot while hibernated); set through `setMemory`. */
@@ -91,13 +103,12 @@ export class AgentRuntime implements Schedulable {
   inFlight: Message | undefined = undefined;
   /** When it was accepted. */
   inFlightSince = 0;
-  /** The incarnation handling it: a result that comes back after a restart or a kill belongs to this one. */
-  inFlightOn: Incarnation | undefined = undefined;
+  /** The instance handling it: a result that comes back after a restart or a kill belongs to that one. */
+  inFlightOn: InstanceHandle | undefined = undefined;
   /** Its `svc.agent.execute` span, when its trace is recorded (message-trace.ts). */
   inFlightSpan: Span | undefined = undefined;
-  /** The dispatcher's result callbacks for this agent, made once. */
+  /** The dispatcher's result callback for this agent, made once. */
   settled: ((result: ExecutionResult) => void) | undefined = undefined;
-  refused: ((error: unknown) => void) | undefined = undefined;
   vtime = 0;
   /** In the dispatcher's backlog. */
   queued = false;
@@ -108,9 +119,16 @@ export class AgentRuntime implements Schedulable {
   lastActiveAt: number;
 
   private readonly actor: Actor<AgentMachine>;
+  /** The supervisor's current start. */
+  private child: AgentChild | undefined;
   private observed = false;
-  private instances = 0;
   private disposed = false;
+  /** A drain waiting for the execution in flight. */
+  private drained: (() => void) | undefined;
+  private stopped: Promise<void> | undefined;
+  private markStopped: (() => void) | undefined;
+  /** The pool's `onLost` for this agent's instances, made once. */
+  private readonly lost = (instance: InstanceHandle): void => this.crash(instance, 'worker_lost');
 
   constructor(env: AgentEnvironment, record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin) {
     this.id = record.agentId;
@@ -127,9 +145,17 @@ export class AgentRuntime implements Schedulable {
     const now = env.clock.now();
     this.budget = createCpuBudget(env.cpuQuotaMillicores, now);
     this.lastActiveAt = now;
-    this.actor = createActor(agentMachine, { clock: env.machineClock, input: { idleTimeoutMs: env.idleTimeoutMs, reason: origin } });
+    const { idleTimeoutMs, startupTimeoutMs, shutdownTimeoutMs } = env;
+    this.actor = createActor(agentMachine, { clock: env.machineClock, input: { port: this, origin, idleTimeoutMs, startupTimeoutMs, shutdownTimeoutMs } });
     this.actor.subscribe((snapshot) => this.observe(snapshot));
-    this.actor.on('idle', () => this.idle());
+    this.actor.on('started', () => this.child?.settle());
+    this.actor.on('startFailed', ({ exit }) => this.child?.settle(exit));
+    this.actor.on('exited', ({ exit }) => this.child?.exited(exit));
+    this.actor.on('stopped', () => {
+      // A start the supervisor stopped waiting for ends here.
+      this.child?.settle(abnormalExit(this.actor.getSnapshot().context.reason));
+      this.markStopped?.();
+    });
     this.actor.start();
   }
 
@@ -152,8 +178,56 @@ export class AgentRuntime implements Schedulable {
     return this.state === 'running' && this.inFlight !== undefined ? 'executing' : this.state;
   }
 
-  send(event: AgentMachineEvent): void {
-    this.actor.send(event);
+  /* To the agent supervisor (its child spec, agent-host.ts). */
+
+  /** The supervisor's `start`, for the first start and every restart: resolves once the agent runs. */
+  start(context: StartContext): Promise<ChildHandle> {
+    const child = new AgentChild(this);
+    this.child = child;
+    context.signal.addEventListener('abort', () => {
+      if (child.starting) this.actor.send({ type: 'stop', reason: String(context.signal.reason) });
+    });
+    this.actor.send({ type: 'start', reason: context.reason });
+    return child.started;
+  }
+
+  /** The supervisor's decision about the agent once it is down. */
+  decide(decision: ChildDecision): void {
+    this.actor.send(decision);
+  }
+
+  stop(reason: string): Promise<void> {
+    this.actor.send({ type: 'stop', reason });
+    return this.whenStopped();
+  }
+
+  kill(reason: string): Promise<void> {
+    this.actor.send({ type: 'kill', reason });
+    return this.whenStopped();
+  }
+
+  /* From the host and the dispatcher. */
+
+  /** A stored agent that cannot be admitted any more: listed as failed from the start. */
+  fail(reason: string): void {
+    this.actor.send({ type: 'fail', reason });
+  }
+
+  /** A failed execution on `instance` (ignored when the agent has moved on to another instance since). */
+  crash(instance: InstanceHandle, reason: string): void {
+    this.actor.send({ type: 'crash', instance, reason });
+  }
+
+  /** A message waits while the agent is hibernated. */
+  wake(): void {
+    this.actor.send({ type: 'wake' });
+  }
+
+  /** The dispatcher settled the execution in flight: a drain waiting for it goes on. */
+  executionSettled(): void {
+    const drained = this.drained;
+    this.drained = undefined;
+    drained?.();
   }
 
   /** Records the instance's memory, and in `svc_wasm_memory_usage_bytes` when it changed. */
@@ -162,16 +236,6 @@ export class AgentRuntime implements Schedulable {
     if (bytes === this.memoryBytes || this.disposed) return;
     this.memoryBytes = bytes;
     this.env.metrics.wasmMemory.set({ agent_id: this.id }, bytes);
-  }
-
-  /**
-   * The executor pool's name for the next instance: `<agent id>#<n>`, new for
-   * every instantiation, so an abandoned start or a release still queued
-   * behind a long execution can never be confused with its successor.
-   */
-  nextInstanceKey(): string {
-    this.instances += 1;
-    return `${this.id}#${this.instances}`;
   }
 
   /** Stops the machine and its timers; the agent is gone from this node. */
@@ -185,25 +249,65 @@ export class AgentRuntime implements Schedulable {
     this.arrivals.clear();
   }
 
-  private observe(snapshot: SnapshotFrom<AgentMachine>): void {
-    const to = snapshot.value as LifecycleState;
-    if (this.observed && to === this.state) return;
-    const from = this.observed ? this.state : null;
-    this.observed = true;
-    this.state = to;
-    this.env.hooks.transition(this, from, to, snapshot.context.reason);
+  /* LifecyclePort: the work the machine invokes. */
+
+  async instantiate(snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle> {
+    const { pool, agentLog } = this.env;
+    if (this.admitted === undefined) throw new Error(`agent ${this.id} has no admitted module`);
+    const options = { label: this.id, memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
+    const placement = await pool.instantiate(this.admitted, snapshot === undefined ? options : { ...options, snapshot });
+    // A start or wake given up on (a stop, the startup timeout): its instance must not outlive it.
+    if (signal.aborted) {
+      void pool.release(placement.instance);
+      return placement.instance;
+    }
+    for (const line of placement.log) agentLog.write(this.id, line);
+    this.setMemory(placement.memoryBytes);
+    return placement.instance;
   }
 
-  /** The machine's idle timer fired: hibernate, or re-arm it for what is left since the last message. */
-  private idle(): void {
+  async hibernate(instance: InstanceHandle, signal: AbortSignal): Promise<InstanceSnapshot> {
+    const { pool } = this.env;
+    const snapshot = await pool.snapshot(instance);
+    await pool.release(instance);
+    if (!signal.aborted) this.setMemory(snapshot.memory.byteLength);
+    return snapshot;
+  }
+
+  async drain(instance: InstanceHandle | undefined): Promise<void> {
+    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
+    if (instance !== undefined) await this.env.pool.release(instance);
+  }
+
+  release(instance: InstanceHandle): void {
+    void this.env.pool.release(instance);
+  }
+
+  idleLeftMs(): number {
     const { idleTimeoutMs, clock } = this.env;
-    const incarnation = this.incarnation;
-    if (incarnation?.phase !== 'up' || this.inFlight !== undefined || this.mailbox.length > 0) {
-      this.actor.send({ type: 'ACTIVE', delayMs: idleTimeoutMs });
-      return;
+    if (this.inFlight !== undefined || this.mailbox.length > 0) return idleTimeoutMs;
+    return idleTimeoutMs - (clock.now() - this.lastActiveAt);
+  }
+
+  private whenStopped(): Promise<void> {
+    if (this.actor.getSnapshot().status === 'done') return Promise.resolve();
+    this.stopped ??= new Promise<void>((resolve) => (this.markStopped = resolve));
+    return this.stopped;
+  }
+
+  private observe(snapshot: SnapshotFrom<AgentMachine>): void {
+    const value = snapshot.value as string | Record<string, string>;
+    const { context } = snapshot;
+    this.held = context.instance;
+    this.instance = typeof value === 'object' && value['running'] === 'active' ? context.instance : undefined;
+    const to = visibleState(value);
+    if (to !== undefined && (!this.observed || to !== this.state)) {
+      const from = this.observed ? this.state : null;
+      this.observed = true;
+      this.state = to;
+      this.env.hooks.transition(this, from, to, context.reason);
     }
-    const left = idleTimeoutMs - (clock.now() - this.lastActiveAt);
-    if (left > 0) this.actor.send({ type: 'ACTIVE', delayMs: left });
-    else incarnation.hibernate();
+    // Started, woken, or hibernated with mail waiting (which wakes it at once).
+    if (this.instance !== undefined || (typeof value === 'object' && value['hibernated'] === 'asleep')) this.env.hooks.ready(this);
   }
 }

@@ -21,6 +21,11 @@
  *   until redeployed) or the server is shutting down. A message accepted and
  *   then not handled (the agent crashed on it) comes back as a FIPA `failure`
  *   on the bus, addressed to `client:<principal>`.
+ * - **undeploy** is acknowledged once the record is deleted (durably) and
+ *   the agent stopped; the delete comes first, so a crash after it never
+ *   brings the agent back, and a delete that fails leaves it running and
+ *   listed. Of several undeploys of one agent at once, one answers OK and
+ *   the others NOT_FOUND.
  * - While the server shuts down, every call but the read-only ones is
  *   UNAVAILABLE.
  */
@@ -139,15 +144,12 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     async undeploy(agentId, _ctx) {
       const host = active();
       const id = agentIdOf(agentId);
-      if (host.get(id) === undefined && host.store.getAgent(id) === undefined) {
-        throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
-      }
-      if (host.get(id) !== undefined) await host.remove(id);
       try {
-        host.store.deleteAgent(id);
+        // On this node the host undeploys it; otherwise only its record is left to delete.
+        if (host.get(id) !== undefined) await host.remove(id);
+        else host.store.deleteAgent(id);
       } catch (error) {
-        // A concurrent undeploy of the same agent got there first.
-        if (!isStoreError(error, 'not_found')) throw fromStoreError(error);
+        throw fromStoreError(error);
       }
     },
 

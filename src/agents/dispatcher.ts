@@ -21,10 +21,13 @@
  * - **`cpu_quota_per_agent`** (cpu-budget.ts): an agent over its quota waits
  *   on a timer until it is under again. It is delayed, never killed, and the
  *   others run meanwhile.
- * - **Failures.** A failed execution is a crash of the agent's incarnation
- *   (the pool discards the instance after any failure) and its sender gets a
- *   FIPA `failure`. An output line that is not a message is counted, not a
- *   crash. A message the router refuses gets a `failure` to its sender.
+ * - **Failures.** A failed execution is a crash of the instance it ran on
+ *   (the pool discards the instance after any failure; the agent's machine
+ *   ignores a crash of an instance it no longer holds) and its sender gets a
+ *   FIPA `failure`. An execution the pool refused (too many pending, closed)
+ *   is no crash, but its sender is told all the same. An output line that is
+ *   not a message is counted, not a crash. A message the router refuses gets
+ *   a `failure` to its sender.
  * - **Traces.** An execution continues the trace of the message it handles
  *   and the messages it sends continue it (message-trace.ts); spans are made
  *   only when that trace is recorded.
@@ -34,14 +37,14 @@ import type { MessageBus } from '../bus/bus.js';
 import { completeMessage, type FailureReason, type Message } from '../bus/message.js';
 import type { Clock } from '../../supervisors/index.js';
 import { encodeIncoming, parseOutput } from '../sandbox/abi.js';
-import type { ExecutionFailure, ExecutionResult, ExecutorPool } from '../sandbox/types.js';
+import type { ExecutionFailure, ExecutionResult, ExecutorPool, InstanceHandle } from '../sandbox/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { MessageTrace } from './message-trace.js';
 import type { MetricTally } from './metric-tally.js';
-import { describeError, type Incarnation } from './agent-incarnation.js';
 import type { AgentRuntime } from './agent-runtime.js';
+import { describeError } from './exit-reason.js';
 import { createReadyQueue } from './ready-queue.js';
 import { CLIENT_PREFIX, type RouteOutcome } from './router.js';
 
@@ -64,8 +67,8 @@ export interface DispatcherStats {
   inFlight: number;
   backlog: number;
   executions: number;
-  /** Failed executions by kind; each was a crash of its agent. */
-  failures: Partial<Record<ExecutionFailure | 'refused', number>>;
+  /** Failed executions by kind; each was a crash of its agent, but the pool's refusals (`overloaded`, `closed`). */
+  failures: Partial<Record<ExecutionFailure, number>>;
   messagesDelivered: number;
   messagesSent: number;
   /** Output lines that were not messages. */
@@ -84,10 +87,8 @@ export interface Dispatcher {
   stats(): DispatcherStats;
 }
 
-/** What an execution the pool refused (too many pending) counts as; not a crash of the agent. */
-function refusedResult(error: unknown): ExecutionResult {
-  return { ok: false, failure: 'worker_lost', message: describeError(error), stdout: [], stderr: [], fuelUsed: 0n, durationNs: 0, memoryBytes: 0 };
-}
+/** The pool did not run the call: no crash of the agent. */
+const isRefusal = (failure: ExecutionFailure): boolean => failure === 'overloaded' || failure === 'closed';
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
   const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route } = options;
@@ -102,13 +103,11 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   let vnow = 0;
 
   /** Whether the agent can take its next message now; on the way, wakes it or starts waiting out its quota. */
-  function runnable(agent: AgentRuntime): agent is AgentRuntime & { incarnation: Incarnation } {
+  function runnable(agent: AgentRuntime): agent is AgentRuntime & { instance: InstanceHandle } {
     if (agent.inFlight !== undefined || agent.throttle !== undefined || agent.mailbox.length === 0) return false;
-    const incarnation = agent.incarnation;
-    if (incarnation === undefined) return false;
-    if (incarnation.phase !== 'up') {
+    if (agent.instance === undefined) {
       // Starting, restarting and stopping agents are called again when that changes.
-      if (incarnation.phase === 'hibernated') incarnation.wake();
+      if (agent.state === 'hibernated') agent.wake();
       return false;
     }
     const now = clock.now();
@@ -127,7 +126,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (agent.queued || !runnable(agent)) return;
     if (agent.vtime < vnow) agent.vtime = vnow;
     // Straight to a free slot only when nobody waits for one: otherwise the backlog's order decides.
-    if (inFlight < maxInFlight && backlog.length === 0) dispatch(agent, agent.incarnation);
+    if (inFlight < maxInFlight && backlog.length === 0) dispatch(agent, agent.instance);
     else {
       agent.queued = true;
       backlog.push(agent);
@@ -135,13 +134,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  function dispatch(agent: AgentRuntime, incarnation: Incarnation): void {
+  function dispatch(agent: AgentRuntime, instance: InstanceHandle): void {
     const message = agent.mailbox.shift()!;
     agent.inFlight = message;
     // One reading of the clock for the agent's bookkeeping and the execution's span: each reading costs the message path.
     const now = clock.now();
     agent.inFlightSince = agent.arrivals.shift() ?? now;
-    agent.inFlightOn = incarnation;
+    agent.inFlightOn = instance;
     agent.messagesReceived += 1;
     tally.received(message.message_type);
     agent.lastActiveAt = now;
@@ -149,24 +148,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     counters.messagesDelivered += 1;
     if (agent.vtime > vnow) vnow = agent.vtime;
     bus.publish({ kind: 'message', direction: 'delivered', message });
-    // One pair of callbacks per agent, made at its first dispatch, rather than two closures per message. They
-    // run outside any trace: the context active now is that of whatever made the agent ready, and would pass on
-    // from result to dispatch to result; each step that belongs to a trace names it (message-trace.ts).
-    agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result, false));
-    agent.refused ??= context.bind(ROOT_CONTEXT, (error: unknown) => settle(agent, refusedResult(error), true));
+    // One callback per agent, made at its first dispatch, rather than a closure per message. It runs outside any
+    // trace: the context active now is that of whatever made the agent ready, and would pass on from result to
+    // dispatch to result; each step that belongs to a trace names it (message-trace.ts).
+    agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result));
     agent.inFlightSpan = messageTrace.startExecution(agent.id, message, spanTime(now));
-    incarnation.executing = pool.execute(incarnation.key!, encodeIncoming(message)).then(agent.settled, agent.refused);
+    pool.execute(instance, encodeIncoming(message), agent.settled);
   }
 
-  function settle(agent: AgentRuntime, result: ExecutionResult, refused: boolean): void {
+  function settle(agent: AgentRuntime, result: ExecutionResult): void {
     const message = agent.inFlight!;
-    const incarnation = agent.inFlightOn!;
+    const instance = agent.inFlightOn!;
     const span = agent.inFlightSpan;
+    const refused = !result.ok && isRefusal(result.failure);
     inFlight -= 1;
     agent.inFlight = undefined;
     agent.inFlightOn = undefined;
     agent.inFlightSpan = undefined;
-    incarnation.executing = undefined;
     const now = clock.now();
     agent.lastActiveAt = now;
     agent.budget.charge(now, result.durationNs);
@@ -188,19 +186,21 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       });
     }
     if (refused) {
-      failures.refused = (failures.refused ?? 0) + 1;
-      undeliverable(message, 'execution_crashed', 'too many executions pending');
+      failures[result.failure] = (failures[result.failure] ?? 0) + 1;
+      undeliverable(message, 'execution_crashed', result.message);
     } else if (!result.ok) {
       failures[result.failure] = (failures[result.failure] ?? 0) + 1;
       undeliverable(message, 'execution_crashed', `${result.failure}: ${result.message}`);
       const reason = `${result.failure}: ${describeError(result.message)}`;
-      context.with(messageTrace.executionContext(message, span), () => incarnation.crash(reason));
-    } else if (incarnation.killed) {
+      context.with(messageTrace.executionContext(message, span), () => agent.crash(instance, reason));
+    } else if (agent.held !== instance) {
+      // Cut by a kill, or lost with its worker while the result was on its way.
       undeliverable(message, 'execution_crashed', 'the agent was stopped before its execution finished');
     } else {
       agent.setMemory(result.memoryBytes);
       if (result.stdout.length > 0) output(agent, message, span, result.stdout);
     }
+    agent.executionSettled();
     ready(agent);
     drain();
   }
@@ -234,7 +234,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     while (inFlight < maxInFlight && backlog.length > 0) {
       const agent = backlog.pop()!;
       agent.queued = false;
-      if (runnable(agent)) dispatch(agent, agent.incarnation);
+      if (runnable(agent)) dispatch(agent, agent.instance);
     }
   }
 

@@ -2,13 +2,14 @@
  * Every `svc` command, in the order `svc --help` lists them, and the
  * one-line summary of each group of subcommands. A new command is one file
  * under `commands/` exporting a `Command`, and one line here; a new group
- * (say `keys`) also gets its summary below.
+ * also gets its summary below.
  */
 import type { Command } from './command.js';
 import { agentsDeployCommand } from './commands/agents-deploy.js';
 import { agentsGetCommand } from './commands/agents-get.js';
 import { agentsListCommand } from './commands/agents-list.js';
 import { agentsUndeployCommand } from './commands/agents-undeploy.js';
+import { auditCommand } from './commands/audit.js';
 import { checkCommand } from './commands/check.js';
 import { completionCommand } from './commands/completion.js';
 import { configCommand } from './commands/config.js';
@@ -18,6 +19,10 @@ import { contextListCommand } from './commands/context-list.js';
 import { contextSetCommand } from './commands/context-set.js';
 import { contextUseCommand } from './commands/context-use.js';
 import { healthCommand } from './commands/health.js';
+import { keysCreateCommand } from './commands/keys-create.js';
+import { keysListCommand } from './commands/keys-list.js';
+import { keysRevokeCommand } from './commands/keys-revoke.js';
+import { keysRotateCommand } from './commands/keys-rotate.js';
 import { messagesHistoryCommand } from './commands/messages-history.js';
 import { messagesSendCommand } from './commands/messages-send.js';
 import { messagesTailCommand } from './commands/messages-tail.js';
@@ -37,6 +42,11 @@ export const COMMANDS: readonly Command[] = [
   messagesTailCommand,
   messagesHistoryCommand,
   healthCommand,
+  keysCreateCommand,
+  keysListCommand,
+  keysRevokeCommand,
+  keysRotateCommand,
+  auditCommand,
   contextListCommand,
   contextCurrentCommand,
   contextUseCommand,
@@ -50,6 +60,7 @@ export const COMMANDS: readonly Command[] = [
 export const GROUPS: Readonly<Record<string, string>> = {
   agents: 'Deploy, list, inspect and undeploy agents.',
   messages: 'Send messages to agents, follow them live, read their history.',
+  keys: 'Make, list, revoke and rotate API keys.',
   context: 'Manage contexts: named servers with their TLS files and credentials.',
   new: 'Create projects from templates.',
 };

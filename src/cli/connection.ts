@@ -4,7 +4,8 @@
  * command's flags, the context (`--context NAME`, else the file's current
  * context), the server configuration (`SVC_GRPC_ADDR`/`SVC_HTTP_ADDR`,
  * `--config FILE`, `./svc.toml`, the defaults), so with no context at all
- * `svc` finds a server started beside it.
+ * `svc` finds a server started beside it. The credential comes from
+ * `--api-key`/`--token`, else `SVC_API_KEY`/`SVC_TOKEN`, else the context.
  */
 import { readFileSync } from 'node:fs';
 import { joinAddress, splitAddress } from '../api/host-port.js';
@@ -43,14 +44,30 @@ export const CONFIG_FLAG = {
   group: 'Connection',
 } as const satisfies FlagSpec;
 
+export const API_KEY_FLAG = {
+  type: 'string',
+  value: 'KEY',
+  description: "An API key (svc_<key_id>_<secret>) to authenticate with (default: SVC_API_KEY, else the context's api_key).",
+  group: 'Connection',
+} as const satisfies FlagSpec;
+
+export const TOKEN_FLAG = {
+  type: 'string',
+  value: 'TOKEN',
+  description: "A bearer token to authenticate with (default: SVC_TOKEN, else the context's token).",
+  group: 'Connection',
+} as const satisfies FlagSpec;
+
 /** The flags of every command that talks to a server over gRPC. */
-export const CONNECTION_FLAGS = { server: SERVER_FLAG, context: CONTEXT_FLAG, config: CONFIG_FLAG } as const;
+export const CONNECTION_FLAGS = { server: SERVER_FLAG, context: CONTEXT_FLAG, config: CONFIG_FLAG, 'api-key': API_KEY_FLAG, token: TOKEN_FLAG } as const;
 
 export interface ConnectionValues {
   readonly server?: string | undefined;
   readonly 'http-server'?: string | undefined;
   readonly context?: string | undefined;
   readonly config?: string | undefined;
+  readonly 'api-key'?: string | undefined;
+  readonly token?: string | undefined;
 }
 
 export interface TlsFiles {
@@ -132,16 +149,34 @@ export function resolveConnection(values: ConnectionValues, io: CliIo): Connecti
         cert: readTlsFile(name, 'tls_cert_file', context.tls_cert_file),
         key: readTlsFile(name, 'tls_key_file', context.tls_key_file),
       };
-  const credentials: Credentials = {
-    ...(context.api_key === undefined ? {} : { apiKey: context.api_key }),
-    ...(context.token === undefined ? {} : { token: context.token }),
-  };
+  const credentials = chosenCredentials(values, io, context);
   return {
     context: name,
     grpcAddress: () => grpcFlag ?? context.server ?? dialable(configured().server.grpc_addr),
     httpAddress: () => httpFlag ?? context.http_server ?? dialable(configured().server.http_addr),
     tls,
     credentials,
+  };
+}
+
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
+}
+
+/** `--api-key`/`--token`, else `SVC_API_KEY`/`SVC_TOKEN` (one of each pair at most), else the context's, as it holds them. */
+function chosenCredentials(values: ConnectionValues, io: CliIo, context: CliContext): Credentials {
+  const given: Array<[string, string | undefined, string | undefined]> = [
+    ['--api-key and --token', values['api-key'], values.token],
+    ['SVC_API_KEY and SVC_TOKEN', nonEmpty(io.env.SVC_API_KEY), nonEmpty(io.env.SVC_TOKEN)],
+  ];
+  for (const [names, apiKey, token] of given) {
+    if (apiKey === undefined && token === undefined) continue;
+    if (apiKey !== undefined && token !== undefined) throw new UsageError(`${names} are both given: give one credential`);
+    return apiKey === undefined ? { token: token as string } : { apiKey };
+  }
+  return {
+    ...(context.api_key === undefined ? {} : { apiKey: context.api_key }),
+    ...(context.token === undefined ? {} : { token: context.token }),
   };
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { CONFIG_SCHEMA, ENV_SHORTCUTS, type Config, type SectionName } from './schema.js';
+import { securityRelationError } from './security-relations.js';
 import type { Setting } from './setting.js';
 
 /** The server refuses to start on this error; `key` names the offending setting (`runtime.execution_timeout`). */
@@ -31,8 +32,15 @@ function settingOf(section: string, key: string): Setting<unknown> | undefined {
   return Object.hasOwn(settings, key) ? settings[key] : undefined;
 }
 
-function put(raw: Raw, section: string, key: string, value: unknown, from: string): void {
-  if (!settingOf(section, key)) throw new ConfigError(`${section}.${key}`, `unknown setting (from ${from})`);
+/** Where a value came from: a secret is only taken from the environment. */
+type Origin = 'file' | 'env' | 'flag';
+
+function put(raw: Raw, section: string, key: string, value: unknown, from: string, origin: Origin): void {
+  const setting = settingOf(section, key);
+  if (!setting) throw new ConfigError(`${section}.${key}`, `unknown setting (from ${from})`);
+  if (setting.environmentOnly === true && origin !== 'env') {
+    throw new ConfigError(`${section}.${key}`, `a secret is read from the environment only (${envName(section as SectionName, key)}), not from ${from}`);
+  }
   raw.set(`${section}.${key}`, { value, from });
 }
 
@@ -46,7 +54,7 @@ function fromToml(raw: Raw, path: string): void {
   for (const [section, body] of Object.entries(doc)) {
     if (!SECTIONS.includes(section as SectionName)) throw new ConfigError(section, `unknown section in ${path}`);
     if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ConfigError(section, `must be a table in ${path}`);
-    for (const [key, value] of Object.entries(body)) put(raw, section, key, value, path);
+    for (const [key, value] of Object.entries(body)) put(raw, section, key, value, path, 'file');
   }
 }
 
@@ -62,11 +70,11 @@ function sectionVariable(name: string): { section: SectionName; key: string } | 
 function fromEnv(raw: Raw, env: Readonly<Record<string, string | undefined>>): void {
   for (const [name, [section, key]] of Object.entries(ENV_SHORTCUTS)) {
     const value = env[name];
-    if (value !== undefined) put(raw, section, key, value, name);
+    if (value !== undefined) put(raw, section, key, value, name, 'env');
   }
   for (const [name, value] of Object.entries(env)) {
     const named = value === undefined ? undefined : sectionVariable(name);
-    if (named !== undefined) put(raw, named.section, named.key, value, name);
+    if (named !== undefined) put(raw, named.section, named.key, value, name, 'env');
   }
 }
 
@@ -100,7 +108,7 @@ function fromArgv(raw: Raw, argv: readonly string[]): void {
     const [, section = '', key = '', inline] = match;
     const value = inline ?? argv[++i];
     if (value === undefined) throw new ConfigError(`${section}.${key}`, `flag ${arg} needs a value`);
-    put(raw, section, key, value, arg);
+    put(raw, section, key, value, arg, 'flag');
   }
 }
 
@@ -131,6 +139,8 @@ function checkRelations(config: Config): void {
   }
   if (r.execution_timeout <= 0) throw new ConfigError('runtime.execution_timeout', 'must be positive');
   if (r.agent_startup_timeout <= 0) throw new ConfigError('runtime.agent_startup_timeout', 'must be positive');
+  const security = securityRelationError(config);
+  if (security !== undefined) throw new ConfigError(security.key, security.message);
 }
 
 /**

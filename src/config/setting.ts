@@ -13,6 +13,10 @@ export interface Setting<T> {
   parse(raw: unknown): T | undefined;
   /** The value as text the environment or a flag accepts (`30s`, `10MiB`, `a,b`). */
   format(value: T): string;
+  /** A secret: redacted wherever the configuration is shown. */
+  readonly secret?: boolean;
+  /** Read from the environment only: a TOML file is shared and checked in, a flag shows in `ps`. */
+  readonly environmentOnly?: boolean;
 }
 
 function make<T>(kind: string, rawDefault: unknown, doc: string, parse: (raw: unknown) => T | undefined, format: (value: T) => string = String): Setting<T> {
@@ -110,6 +114,21 @@ export function address(defaultValue: string, doc: string, allowEmpty = false): 
     if (!match || Number(match[2]) > 65535) return undefined;
     return raw;
   });
+}
+
+/** Text read from the environment only and never shown; empty means unset. */
+export function secret(doc: string): Setting<string> {
+  return { ...text('', doc), kind: 'secret (environment only)', secret: true, environmentOnly: true };
+}
+
+/** A list whose items are each one of `values`, without repeats; TOML arrays or comma-separated text. */
+export function subsetOf<const T extends string>(values: readonly T[], defaultValue: readonly T[], doc: string): Setting<T[]> {
+  const plain = list(defaultValue, doc);
+  return make(`list of: ${values.join(', ')}`, [...defaultValue], doc, (raw) => {
+    const items = plain.parse(raw);
+    if (items === undefined || new Set(items).size !== items.length || !items.every((item) => (values as readonly string[]).includes(item))) return undefined;
+    return items as T[];
+  }, (v) => v.join(','));
 }
 
 /** A list; TOML arrays or comma-separated text. */

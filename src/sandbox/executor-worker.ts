@@ -20,7 +20,7 @@ import {
   type WorkerRequest,
   type WorkerResult,
 } from './worker-protocol.js';
-import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, type ExecutionFailure } from './types.js';
+import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, START_EXPORT, type ExecutionFailure } from './types.js';
 
 /** Answers of a long batch are posted at least this often, so a slow item does not hold back those before it. */
 const RESULT_FLUSH_MS = 2;
@@ -64,7 +64,8 @@ function describe(error: unknown): string {
 
 /** Runs agent code under the watchdog; returns the thrown value, if any, and the wall time. */
 function guarded(kind: SlotKind, item: Item, run: () => unknown): { threw: boolean; error: unknown; durationNs: number } {
-  const t0 = slot.begin(kind, item.batch, item.index, item.agent);
+  slot.begin(kind, item.batch, item.index, item.agent);
+  const t0 = process.hrtime.bigint();
   try {
     run();
     return { threw: false, error: undefined, durationNs: Number(process.hrtime.bigint() - t0) };
@@ -126,13 +127,18 @@ function instantiate(req: InstantiateRequest, item: Item): InstantiateResult {
     if (req.snapshot !== null) restoreSnapshot(instance.exports, req.globalExports, req.snapshot);
     bound.baseline = pages(inst.memory);
     setBudget(inst, bound.baseline);
-    const start = req.snapshot === null && req.startExport !== null ? instance.exports[req.startExport] : undefined;
+    // A restored instance has its state from the snapshot: its start functions ran in an earlier life.
+    if (req.snapshot !== null) return;
+    const section = instance.exports[START_EXPORT];
+    if (typeof section === 'function') section();
+    const start = req.startExport === null ? undefined : instance.exports[req.startExport];
     if (typeof start === 'function') start();
   });
   const wasi = shim.end();
   const inst = bound.inst;
   let failed = classify(run.threw, run.error, wasi, inst === undefined ? 0n : (inst.fuel.value as bigint));
-  // Only a wasm start section can get here: it runs before the host can set the budget global.
+  // Only a wasm start section left in place can get here (a module not instrumented by admission): it runs before
+  // the host can set the budget global.
   if (failed === null && inst !== undefined && pages(inst.memory) > req.memoryLimitPages) {
     failed = { failure: 'memory_limit', message: `start section grew memory past ${req.memoryLimitPages} pages` };
   }

@@ -7,6 +7,12 @@
  * no index the original code uses moves, and the original code cannot name the
  * new globals (their indices were out of range when it was validated).
  *
+ * A wasm start section becomes the export `__svc_start`, which the worker
+ * calls after instantiation like `_initialize`: run inside instantiation, it
+ * could neither be given its memory budget nor be told apart from a trap
+ * when it ran out of fuel, since the host sees no export of an instance that
+ * failed to instantiate.
+ *
  * Fuel cost model: every instruction belongs to one charging point, its
  * innermost enclosing `loop` or else the function body. Entering a charging
  * point (function entry, each pass through a loop head) costs the static
@@ -20,6 +26,7 @@ import {
   FUEL_EXPORT,
   GLOBAL_EXPORT_PREFIX,
   MEMORY_BUDGET_EXPORT,
+  START_EXPORT,
   type InstrumentedModule,
   type ModuleInfo,
   type SandboxLimits,
@@ -40,6 +47,7 @@ const SECTION_START = 8;
 const SECTION_ELEMENT = 9;
 const SECTION_CODE = 10;
 const SECTION_DATA = 11;
+const EXPORT_FUNC = 0x00;
 const EXPORT_GLOBAL = 0x03;
 const BLOCK_EMPTY = 0x40;
 const I32 = 0x7f;
@@ -257,6 +265,8 @@ export function instrumentModule(bytes: Uint8Array, info: ModuleInfo, limits: Sa
   const globals = vector(bytes, sections.get(SECTION_GLOBAL));
   const exports = vector(bytes, sections.get(SECTION_EXPORT));
   const codeSection = sections.get(SECTION_CODE);
+  const startSection = sections.get(SECTION_START);
+  const startFunc = startSection === undefined ? undefined : new WasmReader(bytes, startSection.start, startSection.end).u32();
 
   const fuelGlobal = globals.count;
   const budgetGlobal = globals.count + 1;
@@ -292,7 +302,8 @@ export function instrumentModule(bytes: Uint8Array, info: ModuleInfo, limits: Sa
       w.name(FUEL_EXPORT).byte(EXPORT_GLOBAL).u32(fuelGlobal);
       w.name(MEMORY_BUDGET_EXPORT).byte(EXPORT_GLOBAL).u32(budgetGlobal);
       info.mutableGlobals.forEach((index, i) => w.name(globalExports[i] as string).byte(EXPORT_GLOBAL).u32(index));
-    }, 2 + globalExports.length),
+      if (startFunc !== undefined) w.name(START_EXPORT).byte(EXPORT_FUNC).u32(startFunc);
+    }, 2 + globalExports.length + (startFunc === undefined ? 0 : 1)),
   );
   const bodies = new WasmWriter(code.bodies.size + 128).u32(code.count + helper).bytes(code.bodies.view());
   if (helper) emitGrowHelper(bodies, budgetGlobal);
@@ -301,6 +312,7 @@ export function instrumentModule(bytes: Uint8Array, info: ModuleInfo, limits: Sa
   const out = new WasmWriter(bytes.length + (bytes.length >> 2) + 256);
   out.bytes(bytes.subarray(0, 8));
   for (let id = SECTION_TYPE; id <= SECTION_DATA; id++) {
+    if (id === SECTION_START) continue;
     const content = rebuilt.get(id);
     const original = sections.get(id);
     if (content !== undefined) out.section(id, content);

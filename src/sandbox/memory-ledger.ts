@@ -23,6 +23,13 @@ export interface MemoryAccount {
   memoryBytes: number;
 }
 
+/** An instance as a grant sees it: how far it can still grow. */
+export interface GrowthAccount extends MemoryAccount {
+  readonly maxPages: number;
+  /** Written by `wantedPages`, so an instance with several calls in a batch counts once. */
+  counted: number;
+}
+
 /** How a reservation for a new instance went: see `MemoryLedger.reserve`. */
 export type Reservation = 'reserved' | 'waiting' | 'refused';
 
@@ -48,6 +55,8 @@ export interface MemoryLedger {
   reserve(bytes: number, settled: (reserved: boolean) => void): Reservation;
   /** Sets what one instance holds. */
   set(account: MemoryAccount, bytes: number): void;
+  /** What `accounts` could still grow by in all, each up to its `maxPages`, each counted once. */
+  wantedPages(accounts: Iterable<GrowthAccount>): number;
   /**
    * Reserves growth for one batch: at most `wantedPages` (what its agents
    * could grow by in all), and at most an even share of the free headroom
@@ -73,6 +82,7 @@ export function createMemoryLedger(limitBytes: number, batchPlaces: number): Mem
   let waiting = 0;
   const waiters: Waiter[] = [];
   let admitting = false;
+  let countingPass = 0;
 
   /** Settles the waiters in order while the first one can be decided; a settled callback may call back in. */
   function admitWaiters(): void {
@@ -119,6 +129,16 @@ export function createMemoryLedger(limitBytes: number, batchPlaces: number): Mem
       committed += bytes - account.memoryBytes;
       account.memoryBytes = bytes;
       if (lower && waiters.length > 0) admitWaiters();
+    },
+    wantedPages(accounts) {
+      countingPass += 1;
+      let wanted = 0;
+      for (const account of accounts) {
+        if (account.counted === countingPass) continue;
+        account.counted = countingPass;
+        wanted += Math.max(0, account.maxPages - account.memoryBytes / WASM_PAGE_BYTES);
+      }
+      return wanted;
     },
     grant(wantedPages) {
       const freePages = Math.floor((limitBytes - committed - waiting) / WASM_PAGE_BYTES) - granted;

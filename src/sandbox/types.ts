@@ -3,6 +3,7 @@
  * compile) and execution (executor pool, workers, WASI shim). Everything that
  * crosses a worker boundary is plain data.
  */
+import type { Clock } from '../../supervisors/index.js';
 
 /** Limits the sandbox reads from the `runtime` configuration section. */
 export interface SandboxLimits {
@@ -44,7 +45,7 @@ export interface ModuleInfo {
   mutableGlobals: number[];
   /** Name of the export to call once after instantiation, if any. */
   startExport: '_initialize' | '_start' | null;
-  /** Whether the module has a wasm start section (runs during instantiation). */
+  /** Whether the module has a wasm start section; instrumentation turns it into the `__svc_start` export. */
   hasStartSection: boolean;
   functionCount: number;
 }
@@ -52,6 +53,8 @@ export interface ModuleInfo {
 /** Names the instrumenter adds to a module's exports (the `__svc_` prefix is reserved). */
 export const FUEL_EXPORT = '__svc_fuel';
 export const MEMORY_BUDGET_EXPORT = '__svc_memory_budget';
+/** The function of the original module's start section, run first at startup (see instrument.ts). */
+export const START_EXPORT = '__svc_start';
 export const GLOBAL_EXPORT_PREFIX = '__svc_global_';
 export const RESERVED_EXPORT_PREFIX = '__svc_';
 
@@ -79,7 +82,10 @@ export interface InstanceSnapshot {
   globals: Array<number | bigint>;
 }
 
-/** Why an execution failed. `trap`, `fuel_exhausted`, `timeout` and `worker_lost` are crashes. */
+/**
+ * Why an execution failed. The instance is gone after any of them but
+ * `overloaded` and `closed`, which are refusals: the pool did not run the call.
+ */
 export type ExecutionFailure =
   | 'trap'
   | 'fuel_exhausted'
@@ -87,7 +93,11 @@ export type ExecutionFailure =
   | 'worker_lost'
   | 'output_limit'
   | 'memory_limit'
-  | 'not_instantiated';
+  | 'not_instantiated'
+  /** Refused: `maxPendingExecutions` calls were queued or running. */
+  | 'overloaded'
+  /** Refused: the pool is closed. */
+  | 'closed';
 
 export interface ExecutionOutput {
   /** Lines written to fd 1 (one outgoing message each), without the newline. */
@@ -129,18 +139,35 @@ export interface ExecutorPoolOptions {
   /** Native stack of each worker (`wasm_stack_limit`), which bounds agent recursion. */
   stackLimitBytes?: number;
   maxBatchSize?: number;
-  /** Executions queued or running at once (`max_concurrent_executions`); past it `execute` rejects with RESOURCE_EXHAUSTED. */
+  /** Executions queued or running at once (`max_concurrent_executions`); past it `execute` answers `overloaded`. */
   maxPendingExecutions?: number;
+  /** The watchdog's time: default the process clock; tests pass a simulated one. */
+  clock?: Clock;
   /** How often the watchdog reads the workers' slots (default 10 ms). */
   watchdogPeriodMs?: number;
 }
 
+/** One instance in the pool, as `instantiate` placed it: callers hold it and hand it back, and only the pool looks inside. */
+export interface InstanceHandle {
+  /** Whom it is for (`InstantiateOptions.label`). */
+  readonly label: string;
+}
+
 export interface InstantiateOptions {
+  /** Names the instance in errors (`agent_id`) and in `workerLost` events: the agent's id. */
+  label: string;
   memoryLimitBytes: number;
   snapshot?: InstanceSnapshot;
+  /**
+   * Called when the instance died with its worker, which another instance's
+   * overrun or the worker's own death took down. The overrunning instance is
+   * told by its own call's answer (`timeout`), not here.
+   */
+  onLost?: (instance: InstanceHandle) => void;
 }
 
 export interface Placement {
+  instance: InstanceHandle;
   memoryBytes: number;
   workerId: number;
   /** Lines the start function wrote to fd 2. */
@@ -149,9 +176,9 @@ export interface Placement {
 
 export interface WorkerLostEvent {
   workerId: number;
-  /** The agent whose run overstayed its timeout, or null when the worker died on its own. */
+  /** The label of the instance whose run overstayed its timeout, or null when the worker died on its own. */
   overran: string | null;
-  /** The other agents whose instances were on that worker. */
+  /** The labels of the other instances on that worker. */
   lost: string[];
 }
 
@@ -187,11 +214,14 @@ export interface ExecutorPool {
    * spent waiting here would count against an agent's startup timeout.
    */
   started(): Promise<void>;
-  instantiate(agentId: string, admitted: AdmittedModule, opts: InstantiateOptions): Promise<Placement>;
-  execute(agentId: string, input: Uint8Array): Promise<ExecutionResult>;
-  snapshot(agentId: string): Promise<InstanceSnapshot>;
-  release(agentId: string): Promise<void>;
-  memoryBytes(agentId: string): number;
+  /** Rejects with an `SvcError` (see executor-pool.ts). */
+  instantiate(admitted: AdmittedModule, opts: InstantiateOptions): Promise<Placement>;
+  /** Runs `handle` once; `onResult` is called once, with the result or the refusal, and never synchronously. */
+  execute(instance: InstanceHandle, input: Uint8Array, onResult: (result: ExecutionResult) => void): void;
+  snapshot(instance: InstanceHandle): Promise<InstanceSnapshot>;
+  /** Resolves once the worker dropped the instance; a no-op for one already gone. */
+  release(instance: InstanceHandle): Promise<void>;
+  memoryBytes(instance: InstanceHandle): number;
   totalMemoryBytes(): number;
   stats(): ExecutorPoolStats;
   on(event: 'workerLost', listener: (event: WorkerLostEvent) => void): () => void;

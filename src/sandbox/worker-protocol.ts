@@ -20,7 +20,7 @@ import type { ExecutionFailure, ExecutionResult, InstanceSnapshot, OutputLimits 
 
 export const WASM_PAGE_BYTES = 65_536;
 
-/** Two, so under a full load a worker starts the next batch while the main thread settles the last one (executor-pool.ts, "Batching"). */
+/** Two, so under a full load a worker starts the next batch while the main thread settles the last one (worker-batches.ts). */
 export const MAX_BATCHES_IN_FLIGHT = 2;
 
 /** `workerData` of an executor worker. */

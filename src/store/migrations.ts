@@ -5,6 +5,7 @@
  * migrations are never edited: a change is a new entry at the end.
  */
 import type Database from 'better-sqlite3';
+import { SECURITY_MIGRATION } from './migration-security.js';
 import { StoreError } from './store-error.js';
 
 export interface Migration {
@@ -51,6 +52,7 @@ export const MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  SECURITY_MIGRATION,
 ];
 
 export interface MigrationResult {

@@ -1,8 +1,13 @@
 /**
  * Shared by the agent and integration tests: a real server (real executor
  * workers, real WASM, real SQLite in a temp dir) built from test-sized
- * settings, the example agents, and bounded waits. Every test stops the
- * server it starts (`using`-style: `await t.stop()` in a finally).
+ * settings, the example agents, and waits for what a test expects.
+ *
+ * The agent tests give the server a simulated clock: every timeout, backoff,
+ * idle timer and the executor watchdog move only when the test moves it.
+ * They wait with `until`, which is not a poll: it checks its condition again
+ * on every bus event and log record of any test server. Every test stops the
+ * server it starts (`await t.stop()` in a finally).
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -10,20 +15,42 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
-import type { Clock, Random } from '../../supervisors/index.js';
-import { createFixedRandom } from '../../supervisors/index.js';
+import { createFixedRandom, type Clock, type Random, type SimulatedClock } from '../../supervisors/index.js';
 import type { AgentHost } from '../../src/agents/agent-host.js';
 import type { Agent, AgentService, CallContext } from '../../src/agents/agent-service-types.js';
 import type { BusEvent, LifecycleEvent, MessageEvent } from '../../src/bus/events.js';
 import type { BusFilter } from '../../src/bus/filter.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
+import { WATCHDOG_PERIOD_MS } from '../../src/sandbox/watchdog.js';
 import { startServer, type Server } from '../../src/server.js';
 import { createLogger, type Logger } from '../../src/telemetry/logger.js';
 import type { Tracing } from '../../src/telemetry/tracing.js';
 
 export const ctx: CallContext = { principal: 'tester', trace_id: 'trace-test' };
 export const CLIENT = 'client:tester';
+
+/** A bound on each suite that starts servers, so a wait that never ends fails the suite instead of hanging the run. */
+export const TEST_TIMEOUT_MS = 300_000;
+
+interface Wait {
+  check(): boolean;
+  fail(error: Error): void;
+}
+
+/** The conditions tests wait for, checked again after every bus event and log record. */
+const waits = new Set<Wait>();
+let checking = false;
+
+/** Checks the waits once the event has reached every subscriber (a test's own list of events among them). */
+function wake(): void {
+  if (checking || waits.size === 0) return;
+  checking = true;
+  queueMicrotask(() => {
+    checking = false;
+    for (const wait of [...waits]) if (wait.check()) waits.delete(wait);
+  });
+}
 
 const built = await ensureExamplesBuilt();
 
@@ -71,6 +98,7 @@ export interface TestServer {
 
 export interface TestServerOptions {
   overrides?: Record<string, string | number>;
+  /** Default: the process clock. */
   clock?: Clock;
   random?: Random;
   /** Reuse a data dir (a restart); a new temp dir otherwise. */
@@ -85,6 +113,7 @@ export function captureLogger(records: LogRecord[]): Logger {
     write(chunk: Buffer, _encoding, done) {
       for (const line of chunk.toString().split('\n')) if (line !== '') records.push(JSON.parse(line) as LogRecord);
       done();
+      wake();
     },
   });
   return createLogger({ level: 'info', stream });
@@ -105,6 +134,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     assert.ok(current, 'the agent host is running');
     return current;
   };
+  host().bus.subscribe().subscribe(() => wake());
   return {
     server,
     service: server.service,
@@ -118,12 +148,18 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     },
     async stop(keepData = false) {
       await server.stop();
+      for (const wait of waits) wait.fail(new Error('still waiting when a test server stopped'));
+      waits.clear();
       if (!keepData && options.dir === undefined) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-/** Polls `predicate` (real time) until it holds; fails after `timeoutMs`. */
+/**
+ * Polls `predicate` (real time) until it holds; fails after `timeoutMs`. For
+ * conditions no bus event or log record announces (what a client's socket
+ * received); the agent tests use `until`.
+ */
 export async function waitFor<T>(predicate: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -132,6 +168,27 @@ export async function waitFor<T>(predicate: () => T | undefined | false, what: s
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }
+}
+
+/**
+ * Resolves with `predicate`'s value once it holds: now, or at the bus event
+ * or log record that makes it hold. Waits still pending when a test server
+ * stops fail, naming `what`.
+ */
+export function until<T>(predicate: () => T | undefined | false, what: string): Promise<T> {
+  const now = predicate();
+  if (now !== undefined && now !== false) return Promise.resolve(now);
+  return new Promise<T>((resolve, reject) => {
+    waits.add({
+      check() {
+        const value = predicate();
+        if (value === undefined || value === false) return false;
+        resolve(value);
+        return true;
+      },
+      fail: (error) => reject(new Error(`${what}: ${error.message}`)),
+    });
+  });
 }
 
 export function messages(events: readonly BusEvent[], direction?: MessageEvent['direction']): MessageEvent['message'][] {
@@ -147,16 +204,10 @@ export function deliveredTo(events: readonly BusEvent[], receiver: string): Mess
   return messages(events, 'delivered').filter((m) => m.receiver === receiver);
 }
 
-/** Waits until the agent's machine is in `state`. */
-export async function waitForState(t: TestServer, agentId: string, state: Agent['state'], timeoutMs = 10_000): Promise<Agent> {
-  return waitFor(
-    () => {
-      const runtime = t.server.host()?.get(agentId);
-      return runtime !== undefined && runtime.visibleState === state ? true : undefined;
-    },
-    `agent ${agentId} to be ${state}`,
-    timeoutMs,
-  ).then(() => t.service.get(agentId, ctx));
+/** Waits until the agent is in `state` as clients see it. */
+export async function waitForState(t: TestServer, agentId: string, state: Agent['state']): Promise<Agent> {
+  await until(() => t.server.host()?.get(agentId)?.visibleState === state, `agent ${agentId} to be ${state}`);
+  return t.service.get(agentId, ctx);
 }
 
 export async function deploy(t: TestServer, module: Uint8Array, name: string, resources = { memory_limit: 0, cpu_shares: 0 }): Promise<string> {
@@ -164,8 +215,24 @@ export async function deploy(t: TestServer, module: Uint8Array, name: string, re
   return agent_id;
 }
 
-/** Sends `content` from the test client and waits for the reply delivered to it. */
-export async function ask(t: TestServer, events: readonly BusEvent[], receiver: string, content: string, timeoutMs = 10_000): Promise<MessageEvent['message']> {
+/** Sends `content` from the test client and waits for the reply delivered to it, or the platform's failure. */
+export async function ask(t: TestServer, events: readonly BusEvent[], receiver: string, content: string): Promise<MessageEvent['message']> {
   const { message_id } = await t.service.send({ receiver, message_type: 'request', content }, ctx);
-  return waitFor(() => deliveredTo(events, CLIENT).find((m) => m.in_reply_to === message_id) ?? messages(events, 'platform').find((m) => m.in_reply_to === message_id), `a reply to ${content}`, timeoutMs);
+  return until(() => deliveredTo(events, CLIENT).find((m) => m.in_reply_to === message_id) ?? messages(events, 'platform').find((m) => m.in_reply_to === message_id), `a reply to ${content}`);
+}
+
+/**
+ * Moves `clock` forward one watchdog period at a time until `predicate`
+ * holds: for what only the executor watchdog ends (a run that spins past its
+ * fuel), which times runs on that clock from when it first sees them.
+ * Bounded by `maxMs` of clock time.
+ */
+export async function driveUntil<T>(clock: SimulatedClock, predicate: () => T | undefined | false, what: string, maxMs = 600_000): Promise<T> {
+  const from = clock.now();
+  for (;;) {
+    const value = predicate();
+    if (value !== undefined && value !== false) return value;
+    if (clock.now() - from > maxMs) throw new Error(`${what}: not after ${maxMs} ms of clock time`);
+    await clock.advance(WATCHDOG_PERIOD_MS);
+  }
 }

@@ -6,9 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createSimulatedClock } from '../../supervisors/index.js';
 import type { MetricSample } from '../../src/agents/agent-service-types.js';
 import { INITIALIZE_TRAPS, burner, compile } from './agent-wat.js';
-import { ask, ctx, deploy, example, startTestServer, waitForState } from './agent-fixtures.js';
+import { TEST_TIMEOUT_MS, ask, ctx, deploy, example, startTestServer, waitForState } from './agent-fixtures.js';
 
 function valueOf(samples: MetricSample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const wanted = Object.entries(labels);
@@ -16,9 +17,10 @@ function valueOf(samples: MetricSample[], name: string, labels: Record<string, s
   return sample?.value;
 }
 
-describe('agent metrics', () => {
+describe('agent metrics', { timeout: TEST_TIMEOUT_MS }, () => {
   it('count deploys, executions, messages and errors, and drop an undeployed agent series', async () => {
-    const t = await startTestServer();
+    const clock = createSimulatedClock();
+    const t = await startTestServer({ clock });
     try {
       const events = t.events();
       const echo = await deploy(t, example('echo'), 'echo');
@@ -26,7 +28,11 @@ describe('agent metrics', () => {
       await assert.rejects(deploy(t, await compile(INITIALIZE_TRAPS), 'broken'));
       for (const word of ['a', 'b', 'c']) assert.equal((await ask(t, events, echo, word)).content, word);
       assert.equal((await ask(t, events, crasher, 'crash')).message_type, 'failure');
+      await waitForState(t, crasher, 'restarting');
+      await clock.advance(100);
       await waitForState(t, crasher, 'running');
+      // The per-message counts reach the registry once per turn of the event loop (metric-tally.ts).
+      await new Promise((resolve) => setImmediate(resolve));
 
       let { samples } = await t.service.metrics(ctx);
       const at = (name: string, labels?: Record<string, string>) => valueOf(samples, name, labels);
@@ -60,7 +66,7 @@ describe('agent metrics', () => {
   });
 
   it('svc_message_queue_size counts what waits in mailboxes', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.cpu_quota_per_agent': 0 } });
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const busy = await deploy(t, await compile(burner(100_000_000)), 'busy');
       for (const content of ['first', 'second', 'third']) await t.service.send({ receiver: busy, message_type: 'request', content }, ctx);

@@ -6,19 +6,20 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createSimulatedClock } from '../../supervisors/index.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { VERSION } from '../../src/version.js';
 import { INITIALIZE_TRAPS, compile } from './agent-wat.js';
-import { ask, ctx, deploy, example, startTestServer } from './agent-fixtures.js';
+import { TEST_TIMEOUT_MS, ask, ctx, deploy, example, startTestServer } from './agent-fixtures.js';
 
 const isCode = (code: string, metadata: Record<string, string> = {}) => (error: unknown) =>
   isSvcError(error) && error.code === code && Object.entries(metadata).every(([k, v]) => error.metadata[k] === v);
 
 const request = (overrides: Record<string, unknown> = {}) => ({ name: 'agent', wasm_module: example('echo'), capabilities: [], resources: { memory_limit: 0, cpu_shares: 0 }, ...overrides });
 
-describe('AgentService', () => {
+describe('AgentService', { timeout: TEST_TIMEOUT_MS }, () => {
   it('refuses a malformed deploy request, naming the field', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const cases: Array<[Record<string, unknown>, Record<string, string>]> = [
         [{ name: '' }, { field: 'name', reason: 'required' }],
@@ -41,7 +42,7 @@ describe('AgentService', () => {
   });
 
   it('refuses a module over max_module_size with PAYLOAD_TOO_LARGE', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.max_module_size': '8KiB' } });
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.max_module_size': '8KiB' } });
     try {
       await assert.rejects(t.service.deploy(request({ wasm_module: example('counter') }) as never, ctx), isCode('PAYLOAD_TOO_LARGE', { reason: 'module_too_large' }));
     } finally {
@@ -50,7 +51,7 @@ describe('AgentService', () => {
   });
 
   it('acknowledges a deploy once durable and running; names are unique; max_agents holds under concurrent deploys', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.max_agents': 3 } });
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.max_agents': 3 } });
     try {
       const id = await deploy(t, example('echo'), 'first', { memory_limit: 1 << 20, cpu_shares: 10 });
       const stored = t.host().store.getAgent(id);
@@ -68,7 +69,7 @@ describe('AgentService', () => {
   });
 
   it('a first start that fails (the _initialize traps) fails the deploy and removes the record and module', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const module = await compile(INITIALIZE_TRAPS);
       await assert.rejects(deploy(t, module, 'broken'), isCode('INVALID_MODULE', { reason: 'trap' }));
@@ -82,7 +83,7 @@ describe('AgentService', () => {
   });
 
   it('gets, lists in pages with the runtime state merged, and undeploys collecting unreferenced modules', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const a = await deploy(t, example('echo'), 'a');
       const b = await deploy(t, example('echo'), 'b');
@@ -120,11 +121,13 @@ describe('AgentService', () => {
   });
 
   it('reports health and metrics, and refuses work once stopped', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.max_agents': 50 } });
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.max_agents': 50 } });
     try {
       const echo = await deploy(t, example('echo'), 'a');
       await deploy(t, example('counter'), 'b');
       await ask(t, t.events(), echo, 'hello');
+      // The per-message counts reach the registry once per turn of the event loop (metric-tally.ts): the turn after this one.
+      await new Promise((resolve) => setImmediate(resolve));
       assert.deepEqual(await t.service.health({ principal: 'p', trace_id: 'abc' }), { status: 'healthy', version: VERSION, agents: { running: 2, capacity: 50 }, trace_id: 'abc' });
       const { samples } = await t.service.metrics(ctx);
       const value = (name: string, labels: Record<string, string> = {}) =>

@@ -17,7 +17,7 @@ import { FUEL_USED_ATTRIBUTE } from '../../src/agents/message-trace.js';
 import { API_SPANS, SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
 import { memoryTracing, parentOf } from '../telemetry/telemetry-fixtures.js';
 import { INITIALIZE_TRAPS, compile } from './agent-wat.js';
-import { CLIENT, ask, ctx, deploy, example, messages, startTestServer, transitions, waitFor, waitForState, type TestServer } from './agent-fixtures.js';
+import { CLIENT, TEST_TIMEOUT_MS, ask, ctx, deploy, example, messages, startTestServer, transitions, until, waitForState, type TestServer } from './agent-fixtures.js';
 
 const MS = 1_000_000n;
 const ns = (time: ReadableSpan['startTime']) => BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
@@ -30,13 +30,13 @@ const transitionLines = (t: TestServer, agentId: string) => t.logs.filter((l) =>
 /** Sends `start:<pong>:<rounds>` to ping and waits for the end of the game. */
 async function playGame(t: TestServer, ping: string, pong: string, rounds: number, send: (run: () => Promise<unknown>) => Promise<unknown>): Promise<void> {
   await send(() => t.service.send({ receiver: ping, message_type: 'request', content: `start:${pong}:${rounds}` }, ctx));
-  await waitFor(() => t.logs.some((l) => l.msg === 'agent log' && l.agent_id === ping && String(l.line).startsWith('ping: done')), 'the end of the game');
+  await until(() => t.logs.some((l) => l.msg === 'agent log' && l.agent_id === ping && String(l.line).startsWith('ping: done')), 'the end of the game');
 }
 
-describe('agent tracing', () => {
+describe('agent tracing', { timeout: TEST_TIMEOUT_MS }, () => {
   it('a deploy is validate, create, register, emit under the call span, one after the other', async () => {
     const { tracing, spans } = memoryTracing();
-    const t = await startTestServer({ tracing });
+    const t = await startTestServer({ tracing, clock: createSimulatedClock() });
     try {
       // A subscriber that hears of the agent finds it stored and listed: events are published last.
       const heard: boolean[] = [];
@@ -79,7 +79,7 @@ describe('agent tracing', () => {
 
   it('a deploy whose start fails is validate, create (failed), emit, and stores nothing', async () => {
     const { tracing, spans } = memoryTracing();
-    const t = await startTestServer({ tracing });
+    const t = await startTestServer({ tracing, clock: createSimulatedClock() });
     try {
       const events = t.events();
       const module = await compile(INITIALIZE_TRAPS);
@@ -100,7 +100,7 @@ describe('agent tracing', () => {
 
   it('client → ping → pong is one trace: each execution continues its message, each message its sender', async () => {
     const { tracing, spans } = memoryTracing();
-    const t = await startTestServer({ tracing });
+    const t = await startTestServer({ tracing, clock: createSimulatedClock() });
     try {
       const events = t.events();
       const pong = await deploy(t, example('pong'), 'pong');
@@ -196,7 +196,7 @@ describe('agent tracing', () => {
 
   it('a trace that is not recorded makes no message spans and still reaches every hop and its log lines', async () => {
     const { tracing, spans } = memoryTracing({ trace_sample_rate: 0 });
-    const t = await startTestServer({ tracing });
+    const t = await startTestServer({ tracing, clock: createSimulatedClock() });
     try {
       const events = t.events();
       const pong = await deploy(t, example('pong'), 'pong');
@@ -219,14 +219,14 @@ describe('agent tracing', () => {
   });
 
   it('with tracing off, a client message outside any call starts a trace, and the trace id a client wrote is replaced', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const events = t.events();
       const echo = await deploy(t, example('echo'), 'echo');
       const forged = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
       const reply = await (async () => {
         const { message_id } = await t.service.send({ receiver: echo, message_type: 'request', content: 'hi', metadata: { traceparent: forged, tracestate: 'x=1', kept: 'yes' } }, ctx);
-        return waitFor(() => messages(events, 'delivered').find((m) => m.in_reply_to === message_id), 'the reply');
+        return until(() => messages(events, 'delivered').find((m) => m.in_reply_to === message_id), 'the reply');
       })();
       const request = messages(events, 'sent').find((m) => m.sender === CLIENT)!;
       assert.notEqual(request.metadata['traceparent'], forged);

@@ -99,6 +99,14 @@ export const START_NEVER_RETURNS = `(module
   (func (export "_start") (loop $spin (global.set $spins (i64.add (global.get $spins) (i64.const 1))) (br $spin)))
   (func (export "handle")))`;
 
+/** A wasm start section that never returns, burning fuel: it runs out at startup. */
+export const START_SECTION_SPINS = `(module
+  (memory (export "memory") 1 1)
+  (global $spins (mut i64) (i64.const 0))
+  (func $spin (loop $again (global.set $spins (i64.add (global.get $spins) (i64.const 1))) (br $again)))
+  (start $spin)
+  (func (export "handle")))`;
+
 /** `_initialize` traps: the module can never start. */
 export const INITIALIZE_TRAPS = `(module
   (memory (export "memory") 1 1)

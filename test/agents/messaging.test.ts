@@ -6,23 +6,24 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createSimulatedClock } from '../../supervisors/index.js';
 import type { BusEvent } from '../../src/bus/events.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { OBLIGING, burner, compile } from './agent-wat.js';
-import { CLIENT, ask, ctx, deploy, deliveredTo, example, messages, startTestServer, waitFor, waitForState } from './agent-fixtures.js';
+import { CLIENT, TEST_TIMEOUT_MS, ask, ctx, deploy, deliveredTo, example, messages, startTestServer, until, waitForState } from './agent-fixtures.js';
 
 const isCode = (code: string, reason?: string) => (error: unknown) =>
   isSvcError(error) && error.code === code && (reason === undefined || error.metadata['reason'] === reason);
 
-describe('messaging', () => {
+describe('messaging', { timeout: TEST_TIMEOUT_MS }, () => {
   it('ping and pong play a game of five rounds through the bus', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const events = t.events();
       const pong = await deploy(t, example('pong'), 'pong');
       const ping = await deploy(t, example('ping'), 'ping');
       await t.service.send({ receiver: ping, message_type: 'request', content: `start:${pong}:5` }, ctx);
-      await waitFor(() => t.logs.some((l) => l.msg === 'agent log' && l.agent_id === ping && String(l.line).startsWith('ping: done, 5 pongs')), 'the end of the game');
+      await until(() => t.logs.some((l) => l.msg === 'agent log' && l.agent_id === ping && String(l.line).startsWith('ping: done, 5 pongs')), 'the end of the game');
       const pings = deliveredTo(events, pong);
       const pongs = deliveredTo(events, ping).filter((m) => m.sender === pong);
       assert.equal(pings.length, 5);
@@ -42,12 +43,12 @@ describe('messaging', () => {
   });
 
   it('a reply goes to the sender, in its conversation, in reply to its reply_with or message_id', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const events = t.events();
       const echo = await deploy(t, example('echo'), 'echo');
       const sent = await t.service.send({ receiver: echo, message_type: 'query-ref', content: 'hi', conversation_id: 'conv-1', reply_with: 'q-1' }, ctx);
-      const reply = await waitFor(() => deliveredTo(events, CLIENT)[0], 'the reply');
+      const reply = await until(() => deliveredTo(events, CLIENT)[0], 'the reply');
       assert.deepEqual([reply.sender, reply.receiver, reply.message_type, reply.content], [echo, CLIENT, 'inform', 'hi']);
       assert.deepEqual([reply.conversation_id, reply.in_reply_to], ['conv-1', 'q-1']);
       // Each message is seen sent, then delivered.
@@ -65,7 +66,7 @@ describe('messaging', () => {
   });
 
   it('subscriptions see what their filter matches, and refuse an invalid filter', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const all = t.events();
       const [a, b] = [await deploy(t, example('echo'), 'a'), await deploy(t, example('echo'), 'b')];
@@ -88,7 +89,7 @@ describe('messaging', () => {
   });
 
   it('a subscriber that falls more than stream_buffer_size events behind is dropped', async () => {
-    const t = await startTestServer({ overrides: { 'server.stream_buffer_size': 4 } });
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'server.stream_buffer_size': 4 } });
     try {
       const events = t.events();
       const echo = await deploy(t, example('echo'), 'echo');
@@ -103,12 +104,12 @@ describe('messaging', () => {
   });
 
   it('what cannot be delivered comes back to its sender as a FIPA failure', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const events = t.events();
       const ping = await deploy(t, example('ping'), 'ping');
       await t.service.send({ receiver: ping, message_type: 'request', content: 'start:nobody-here:1' }, ctx);
-      const failure = await waitFor(() => deliveredTo(events, ping).find((m) => m.message_type === 'failure'), 'the failure to ping');
+      const failure = await until(() => deliveredTo(events, ping).find((m) => m.message_type === 'failure'), 'the failure to ping');
       assert.equal(failure.sender, 'platform');
       assert.equal(failure.metadata['failure_reason'], 'unknown_receiver');
       assert.match(failure.conversation_id, /^ping-/, 'in the conversation of the message that failed');
@@ -123,16 +124,17 @@ describe('messaging', () => {
   });
 
   it('a reply to a platform failure is dropped, not answered with another failure (no failure storm)', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const events = t.events();
       const obliging = await deploy(t, await compile(OBLIGING), 'obliging');
       await ask(t, events, obliging, 'first');
-      const failure = await waitFor(() => deliveredTo(events, obliging).find((m) => m.sender === 'platform'), 'the failure for nobody');
-      // The agent answers the failure too: that inform to `platform` reaches nobody and is counted, but brings no failure back.
-      await waitFor(() => t.host().bus.stats().failures.unknown_receiver >= 2, 'the reply to the failure refused');
-      assert.equal(t.host().bus.stats().failureReplies, 1, 'one failure, for the request to nobody');
+      const failure = await until(() => deliveredTo(events, obliging).find((m) => m.sender === 'platform'), 'the failure for nobody');
+      // Handled after the failure, which the agent answers too: that inform to `platform` reaches nobody and is
+      // counted, but brings no failure back.
       assert.equal((await ask(t, events, obliging, 'second')).content, 'ok');
+      assert.equal(t.host().bus.stats().failures.unknown_receiver, 2, 'the request to nobody, and the reply to the failure');
+      assert.equal(t.host().bus.stats().failureReplies, 1, 'one failure, for the request to nobody');
       assert.equal((await t.service.get(obliging, ctx)).messages_received, 3, 'two requests and one failure');
       assert.equal(deliveredTo(events, obliging).filter((m) => m.message_type === 'failure').length, 1);
       assert.equal(failure.metadata['failure_reason'], 'unknown_receiver');
@@ -142,7 +144,7 @@ describe('messaging', () => {
   });
 
   it('a full mailbox refuses a client with RESOURCE_EXHAUSTED and answers an agent with a failure', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.mailbox_size': 2, 'runtime.cpu_quota_per_agent': 0 } });
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.mailbox_size': 2 } });
     try {
       const events = t.events();
       const busy = await deploy(t, await compile(burner(100_000_000)), 'busy');
@@ -153,9 +155,9 @@ describe('messaging', () => {
       await t.service.send({ receiver: busy, message_type: 'request', content: 'queued 2' }, ctx);
       await assert.rejects(t.service.send({ receiver: busy, message_type: 'request', content: 'one too many' }, ctx), isCode('RESOURCE_EXHAUSTED', 'mailbox_full'));
       await t.service.send({ receiver: ping, message_type: 'request', content: `start:${busy}:1` }, ctx);
-      const failure = await waitFor(() => deliveredTo(events, ping).find((m) => m.message_type === 'failure'), 'the failure to ping');
+      const failure = await until(() => deliveredTo(events, ping).find((m) => m.message_type === 'failure'), 'the failure to ping');
       assert.equal(failure.metadata['failure_reason'], 'mailbox_full');
-      await waitFor(() => deliveredTo(events, CLIENT).filter((m) => m.sender === busy).length === 3, 'the three accepted messages handled');
+      await until(() => deliveredTo(events, CLIENT).filter((m) => m.sender === busy).length === 3, 'the three accepted messages handled');
       assert.equal(t.host().bus.stats().failures.mailbox_full, 1, 'the agent sender');
       const { samples } = await t.service.metrics(ctx);
       assert.equal(samples.find((s) => s.name === 'svc_message_errors_total' && s.labels['message_type'] === 'request')?.value, 2, 'the client and the agent');
@@ -165,7 +167,7 @@ describe('messaging', () => {
   });
 
   it('keeps each agent recent messages, newest last', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.message_history_size': 3 } });
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.message_history_size': 3 } });
     try {
       const events = t.events();
       const echo = await deploy(t, example('echo'), 'echo');

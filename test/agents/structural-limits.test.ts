@@ -13,10 +13,11 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { createSimulatedClock } from '../../supervisors/index.js';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { compile, fdProbe, importing, writer } from './agent-wat.js';
-import { ask, ctx, deploy, startTestServer, waitFor, waitForState } from './agent-fixtures.js';
+import { TEST_TIMEOUT_MS, ask, ctx, deploy, startTestServer, until, waitForState } from './agent-fixtures.js';
 
 const refused = (metadata: Record<string, string>) => (error: unknown) =>
   isSvcError(error) && error.code === 'INVALID_MODULE' && Object.entries(metadata).every(([k, v]) => error.metadata[k] === v);
@@ -35,9 +36,9 @@ function configRefuses(key: string, value: string): void {
   assert.throws(() => loadConfig({ argv: [`--runtime.${key}=${value}`], env: {}, cwd: '/' }), (error) => error instanceof ConfigError && error.key === `runtime.${key}`);
 }
 
-describe('structural per-agent limits', () => {
+describe('structural per-agent limits', { timeout: TEST_TIMEOUT_MS }, () => {
   it('max_network_connections 0: a module importing socket calls is refused at deploy', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       for (const call of ['sock_accept', 'sock_recv', 'sock_send', 'sock_shutdown']) {
         const module = await compile(importing(`(import "wasi_snapshot_preview1" "${call}" (func (param i32 i32 i32) (result i32)))`));
@@ -50,7 +51,7 @@ describe('structural per-agent limits', () => {
   });
 
   it('max_spawned_processes 0: process calls are refused at deploy', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       for (const call of ['proc_exit', 'proc_raise']) {
         const module = await compile(importing(`(import "wasi_snapshot_preview1" "${call}" (func (param i32)))`));
@@ -63,7 +64,7 @@ describe('structural per-agent limits', () => {
   });
 
   it('max_threads_per_agent 1: shared memory, atomics and thread-spawn are refused at deploy', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const shared = await sharedMemoryModule();
       await assert.rejects(deploy(t, shared, 'shared'), refused({ reason: 'forbidden_feature', feature: 'threads' }));
@@ -78,7 +79,7 @@ describe('structural per-agent limits', () => {
   });
 
   it('max_file_descriptors: fd 3 is EBADF, and no call can open another', async () => {
-    const t = await startTestServer();
+    const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const events = t.events();
       const probe = await deploy(t, await compile(fdProbe(3)), 'fd3');
@@ -95,7 +96,8 @@ describe('structural per-agent limits', () => {
   });
 
   it('max_disk_io_bytes: writing past the cap fails the execution, which is a crash of the agent', async () => {
-    const t = await startTestServer({ overrides: { 'runtime.max_disk_io_bytes': '64KiB' } });
+    const clock = createSimulatedClock();
+    const t = await startTestServer({ clock, overrides: { 'runtime.max_disk_io_bytes': '64KiB' } });
     try {
       const events = t.events();
       const small = await deploy(t, await compile(writer(1_000)), 'small');
@@ -103,11 +105,13 @@ describe('structural per-agent limits', () => {
       const failure = await ask(t, events, big, 'write');
       assert.equal(failure.message_type, 'failure');
       assert.match(String(failure.content), /^execution crashed: output_limit/);
-      await waitForState(t, big, 'running', 5_000);
+      await waitForState(t, big, 'restarting');
+      await clock.advance(100);
+      await waitForState(t, big, 'running');
       assert.equal((await t.service.get(big, ctx)).restart_count, 1);
       // Under the cap: not a message (no JSON), so a counted line error, not a crash.
       await t.service.send({ receiver: small, message_type: 'request', content: 'write' }, ctx);
-      await waitFor(() => t.host().stats().outputLineErrors === 1, 'the line error to be counted');
+      await until(() => t.host().stats().outputLineErrors === 1, 'the line error to be counted');
       assert.equal((await t.service.get(small, ctx)).restart_count, 0);
       assert.equal(t.host().get(small)!.state, 'running');
     } finally {

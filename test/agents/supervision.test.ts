@@ -8,9 +8,9 @@ import { describe, it } from 'node:test';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { CRASHABLE_COUNTER, compile } from './agent-wat.js';
-import { ask, ctx, deploy, example, messages, startTestServer, transitions, waitFor, waitForState } from './agent-fixtures.js';
+import { TEST_TIMEOUT_MS, ask, ctx, deploy, example, messages, startTestServer, transitions, until, waitForState } from './agent-fixtures.js';
 
-describe('agent supervision', () => {
+describe('agent supervision', { timeout: TEST_TIMEOUT_MS }, () => {
   it('restarts a crashed agent after its backoff, with fresh state, and keeps its mail for the new start', async () => {
     const clock = createSimulatedClock();
     const t = await startTestServer({ clock });
@@ -35,7 +35,7 @@ describe('agent supervision', () => {
       assert.equal(t.host().get(id)!.state, 'restarting', 'the default backoff is 100 ms');
       await clock.advance(1);
       await waitForState(t, id, 'running');
-      const reply = await waitFor(() => messages(events, 'delivered').find((m) => m.in_reply_to === message_id), 'the reply after the restart');
+      const reply = await until(() => messages(events, 'delivered').find((m) => m.in_reply_to === message_id), 'the reply after the restart');
       assert.equal(reply.content, '1', 'a restart starts from a fresh instance');
 
       const agent = await t.service.get(id, ctx);
@@ -67,7 +67,7 @@ describe('agent supervision', () => {
       const state = () => t.host().get(crasher)!.state;
       const restarts = () => transitions(events, crasher).filter((e) => e.to === 'restarting').length;
       for (let seen = 0; seen < 10; seen++) {
-        await waitFor(() => restarts() > seen || state() === 'failed', 'the next crash');
+        await until(() => restarts() > seen || state() === 'failed', 'the next crash');
         if (state() === 'failed') break;
         await clock.advance(1_000);
       }

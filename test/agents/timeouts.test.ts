@@ -2,27 +2,31 @@
  * The agent timeouts: startup (`_start` never returns), execution (a spinner
  * stopped by the pool's watchdog, its neighbours restarted), idle (hibernate,
  * then wake with state intact), shutdown (an in-flight execution finishes, or
- * is cut at `agent_shutdown_timeout`). Startup, idle, shutdown and backoff run
- * on a simulated clock; the execution timeout is the watchdog's, in real time.
+ * is cut at `agent_shutdown_timeout`). All of them, the watchdog's included,
+ * run on a simulated clock; fuel so large that it never runs out leaves the
+ * clock the only way a spin ends.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
-import { CRASHABLE_COUNTER, START_NEVER_RETURNS, burner, compile } from './agent-wat.js';
-import { CLIENT, ask, ctx, deploy, example, messages, startTestServer, transitions, waitFor, waitForState } from './agent-fixtures.js';
+import { CRASHABLE_COUNTER, START_NEVER_RETURNS, START_SECTION_SPINS, burner, compile } from './agent-wat.js';
+import { CLIENT, TEST_TIMEOUT_MS, ask, ctx, deploy, driveUntil, example, messages, startTestServer, transitions, until, waitForState } from './agent-fixtures.js';
 
-describe('agent timeouts', () => {
+/** Fuel no spin of a test runs out of: about a day of execution. */
+const ENDLESS_FUEL = 1e15;
+
+describe('agent timeouts', { timeout: TEST_TIMEOUT_MS }, () => {
   it('startup: a _start that never returns fails the deploy with DEADLINE_EXCEEDED and leaves nothing deployed', async () => {
     const clock = createSimulatedClock();
-    const t = await startTestServer({ clock, overrides: { 'runtime.agent_startup_timeout': '2s', 'runtime.fuel_per_execution': 200_000_000 } });
+    const t = await startTestServer({ clock, overrides: { 'runtime.agent_startup_timeout': '2s', 'runtime.fuel_per_execution': ENDLESS_FUEL } });
     try {
       const events = t.events();
       // Caught at once: the rejection happens while the clock advances, before `assert.rejects` could attach.
       const deploying = deploy(t, await compile(START_NEVER_RETURNS), 'never-starts').catch((error: unknown) => error);
       // Until the deploy is registered its events wait (lifecycle-events.ts): the log shows the start first.
       const logged = (agentId?: string) => t.logs.filter((l) => l.msg === 'agent transition' && (agentId === undefined || l.agent_id === agentId));
-      const starting = await waitFor(() => logged().find((l) => l.to === 'starting'), 'the start');
+      const starting = await until(() => logged().find((l) => l.to === 'starting'), 'the start');
       const agentId = String(starting.agent_id);
       await clock.advance(1_999);
       assert.equal(logged(agentId).length, 1, 'still starting');
@@ -41,20 +45,31 @@ describe('agent timeouts', () => {
     }
   });
 
+  it('startup (issue 41): a start section that spins runs out of fuel and the deploy says so, not trap', async () => {
+    const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.fuel_per_execution': 50_000_000 } });
+    try {
+      const error = await deploy(t, await compile(START_SECTION_SPINS), 'spins-at-start').catch((e: unknown) => e);
+      assert.ok(isSvcError(error), String(error));
+      assert.deepEqual([error.code, error.metadata['reason']], ['INVALID_MODULE', 'fuel_exhausted']);
+      assert.equal(t.host().store.countAgents(), 0);
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('execution: the watchdog stops a spinner; it and its worker neighbours restart, the sender gets a failure', async () => {
     const clock = createSimulatedClock();
     const t = await startTestServer({
       clock,
-      overrides: { 'runtime.executor_workers': 1, 'runtime.execution_timeout': '300ms', 'runtime.fuel_per_execution': 10_000_000_000 },
+      overrides: { 'runtime.executor_workers': 1, 'runtime.execution_timeout': '300ms', 'runtime.fuel_per_execution': ENDLESS_FUEL },
     });
     try {
       const events = t.events();
       const counter = await deploy(t, await compile(CRASHABLE_COUNTER), 'neighbour');
       const spinner = await deploy(t, example('crasher'), 'spinner');
       assert.equal((await ask(t, events, counter, 'one')).content, '1');
-      const started = Date.now();
-      const failure = await ask(t, events, spinner, 'loop');
-      assert.ok(Date.now() - started < 5_000, 'stopped by the watchdog, not by fuel');
+      const { message_id } = await t.service.send({ receiver: spinner, message_type: 'request', content: 'loop' }, ctx);
+      const failure = await driveUntil(clock, () => messages(events, 'platform').find((m) => m.in_reply_to === message_id), 'the failure of the spin');
       assert.equal(failure.message_type, 'failure');
       assert.match(String(failure.content), /^execution crashed: timeout/);
       await waitForState(t, spinner, 'restarting');
@@ -127,11 +142,11 @@ describe('agent timeouts', () => {
       const { message_id } = await t.service.send({ receiver: id, message_type: 'request', content: 'go' }, ctx);
       await waitForState(t, id, 'executing');
       const undeploying = t.service.undeploy(id, ctx);
-      await waitFor(() => transitions(events, id).some((e) => e.to === 'stopping'), 'stopping');
+      await until(() => transitions(events, id).some((e) => e.to === 'stopping'), 'stopping');
       await clock.advance(5_000);
       await undeploying;
       assert.equal(transitions(events, id).at(-1)!.reason, 'killed: shutdown_timeout');
-      const failure = await waitFor(() => messages(events, 'platform').find((m) => m.in_reply_to === message_id), 'the failure to the sender');
+      const failure = await until(() => messages(events, 'platform').find((m) => m.in_reply_to === message_id), 'the failure to the sender');
       assert.match(String(failure.content), /stopped before its execution finished/);
       assert.equal(messages(events, 'delivered').find((m) => m.in_reply_to === message_id), undefined, 'its output was discarded');
     } finally {

@@ -34,9 +34,11 @@ describe('the management schema', () => {
     assert.ok(existsSync(join(PROTO_DIR, MANAGEMENT_PROTO_FILE)));
   });
 
-  it('defines the service with its eight RPCs, for grpc-js and for protobufjs alike', () => {
+  it('defines the service with its RPCs, for grpc-js and for protobufjs alike', () => {
     const proto = loadManagementProto();
-    const rpcs = ['DeployAgent', 'UndeployAgent', 'ListAgents', 'GetAgent', 'SendMessage', 'SubscribeMessages', 'Health', 'Metrics'];
+    const agents = ['DeployAgent', 'UndeployAgent', 'ListAgents', 'GetAgent', 'SendMessage', 'SubscribeMessages', 'Health', 'Metrics'];
+    const security = ['CreateToken', 'RefreshToken', 'Login', 'LoginCallback', 'CreateKey', 'ListKeys', 'RevokeKey', 'RotateKey', 'ListAudit', 'GetSystemConfig', 'SetLockdown'];
+    const rpcs = [...agents, ...security];
     assert.deepEqual(Object.keys(proto.service.methods).sort(), [...rpcs].sort());
     const definition = proto.packageDefinition[MANAGEMENT_SERVICE_NAME] as Record<string, { responseStream: boolean }>;
     assert.deepEqual(Object.keys(definition).sort(), [...rpcs].sort());

@@ -56,7 +56,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
 
   it("offers a command's flags, long and short", () => {
     assert.deepEqual(complete('svc agents list --w'), ['--watch']);
-    assert.deepEqual(complete('svc agents list -'), ['--config', '--context', '--help', '--interval', '--output', '--server', '--watch', '-h', '-o', '-s', '-w']);
+    assert.deepEqual(complete('svc agents list -'), ['--api-key', '--config', '--context', '--help', '--interval', '--output', '--server', '--token', '--watch', '-h', '-o', '-s', '-w']);
   });
 
   it("offers a flag's values", () => {

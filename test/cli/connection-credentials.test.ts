@@ -4,8 +4,8 @@
  * (HTTPS with the client certificate, the same two headers). The servers
  * here are plain grpc-js and node:https servers that require a client
  * certificate signed by a CA made for the test with openssl, and record what
- * each call carried: svc's own listeners gain TLS and check credentials with
- * the security issue, so this checks the client's half of the contract.
+ * each call carried: the client's half of the contract (test/cli/security-commands.test.ts
+ * runs the commands against svc's own listeners with authentication on).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

@@ -58,6 +58,7 @@ describe('svc CLI', () => {
     assert.equal(started.name, 'svc');
     assert.match(String(started.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     assert.ok(lines.some((l) => l.msg === 'stopped'), 'logs stopped after SIGTERM');
+    assert.ok(lines.some((l) => l.msg === 'authentication off: every caller is anonymous with every permission (plaintext)'), 'says authentication is off');
     const ignored = lines.find((l) => typeof l.msg === 'string' && l.msg.includes('name no configuration section'));
     assert.deepEqual(ignored?.variables, ['SVC_OBSERVABILTY_FORMAT'], run.stdout);
     assert.equal(ignored?.level, 40);
@@ -96,11 +97,16 @@ describe('svc CLI', () => {
     assert.match(spaced.stderr, /--config: file not found/);
   });
 
-  it('will not start with auth_enabled, which this version cannot enforce: exit code 3, the key named, nothing listening', async () => {
-    const run = await svc(['start'], { env: { SVC_SECURITY_AUTH_ENABLED: 'true', SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' } });
-    assert.equal(run.code, 3);
-    assert.match(run.stderr, /^svc: invalid configuration: security\.auth_enabled: authentication is not available/);
-    assert.doesNotMatch(run.stdout, /"msg":"listening"/);
+  it('says in one line whether authentication is on and with what; with it off, refuses a non-loopback address unless told', async () => {
+    const ephemeral = { SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' };
+    const on = await svc(['start'], { env: { ...ephemeral, SVC_SECURITY_AUTH_ENABLED: 'true' }, untilStdout: '"msg":"listening"' });
+    assert.equal(on.code, 0, on.stderr);
+    const line = logLines(on.stdout).find((l) => typeof l.msg === 'string' && l.msg.startsWith('authentication'));
+    assert.deepEqual([line?.msg, line?.auth, line?.mechanisms], ['authentication on: API keys, JWT bearer tokens (plaintext)', true, ['api_key', 'jwt']]);
+    const open = await svc(['start'], { env: { ...ephemeral, SVC_HTTP_ADDR: '0.0.0.0:0' } });
+    assert.equal(open.code, 3);
+    assert.match(open.stderr, /^svc: invalid configuration: security\.allow_unauthenticated: authentication is off and server\.http_addr \(0\.0\.0\.0:0\) is not a loopback address/);
+    assert.doesNotMatch(open.stdout, /"msg":"listening"/);
   });
 
   it('check admits a valid module and prints what admission found', async () => {

@@ -1,20 +1,11 @@
 /** Settings the schema has but this version cannot honour (src/config/unavailable-settings.ts). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
 import { checkUnavailableSettings } from '../../src/config/unavailable-settings.js';
 import { capturedLogger } from '../telemetry/telemetry-fixtures.js';
 
 const WARNING = 'clustering is not available in this version; this node runs alone';
-
-test('auth_enabled = true is refused, naming the key; loading it is not (the variable is part of the contract)', () => {
-  const config = loadConfig({ env: { SVC_SECURITY_AUTH_ENABLED: 'true' }, cwd: '/' });
-  assert.equal(config.security.auth_enabled, true);
-  assert.throws(
-    () => checkUnavailableSettings(config),
-    (err: unknown) => err instanceof ConfigError && err.key === 'security.auth_enabled' && /not available/.test(err.message),
-  );
-});
 
 test('cluster settings: one warning names those given; none when none is', () => {
   const cases: [Record<string, string>, string[] | undefined][] = [

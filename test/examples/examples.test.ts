@@ -10,12 +10,13 @@ import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import wabtInit from 'wabt';
 import { EXAMPLE_MAXIMUM_MEMORY_PAGES, ensureExamplesBuilt } from '../../scripts/build-examples.js';
+import { createSimulatedClock } from '../../supervisors/index.js';
 import { loadConfig } from '../../src/config/load.js';
 import { encodeIncoming, parseOutput, type IncomingMessage, type OutgoingMessage } from '../../src/sandbox/abi.js';
 import { createAdmission } from '../../src/sandbox/admission.js';
 import { createExecutorPool, type ExecutorPool } from '../../src/sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from '../../src/sandbox/limits.js';
-import type { AdmittedModule, ExecutionResult } from '../../src/sandbox/types.js';
+import type { AdmittedModule, ExecutionResult, InstanceHandle, InstanceSnapshot } from '../../src/sandbox/types.js';
 import { validateModule } from '../../src/sandbox/validate.js';
 import { createFdTable, createWasiShim } from '../../src/sandbox/wasi.js';
 import { wat } from '../helpers/wat.js';
@@ -383,6 +384,8 @@ describe('SDK and agents under the WASI shim', () => {
 describe('examples in the platform sandbox', () => {
   let pool: ExecutorPool;
   const admitted = new Map<Example, AdmittedModule>();
+  /** The deployed instances by agent id. */
+  const instances = new Map<string, InstanceHandle>();
   const FUEL = 50_000_000n;
 
   before(async () => {
@@ -396,18 +399,26 @@ describe('examples in the platform sandbox', () => {
       executionTimeoutMs: 5_000,
       startupTimeoutMs: 5_000,
       outputLimits: outputLimitsFrom(config.runtime),
+      // The watchdog stands still: fuel alone stops these agents.
+      clock: createSimulatedClock(),
     });
   });
 
   after(() => pool.close());
 
-  async function deploy(agentId: string, name: Example): Promise<void> {
-    const placed = await pool.instantiate(agentId, admitted.get(name)!, { memoryLimitBytes: EXAMPLE_MAXIMUM_MEMORY_PAGES * 65_536 });
+  async function deploy(agentId: string, name: Example, snapshot?: InstanceSnapshot): Promise<void> {
+    const memoryLimitBytes = EXAMPLE_MAXIMUM_MEMORY_PAGES * 65_536;
+    const placed = await pool.instantiate(admitted.get(name)!, { label: agentId, memoryLimitBytes, ...(snapshot === undefined ? {} : { snapshot }) });
     assert.deepEqual(placed.log, []);
+    instances.set(agentId, placed.instance);
+  }
+
+  function execute(agentId: string, message: IncomingMessage): Promise<ExecutionResult> {
+    return new Promise((resolve) => pool.execute(instances.get(agentId)!, encodeIncoming(message), resolve));
   }
 
   async function send(agentId: string, message: IncomingMessage): Promise<{ result: ExecutionResult; out: OutgoingMessage[] }> {
-    const result = await pool.execute(agentId, encodeIncoming(message));
+    const result = await execute(agentId, message);
     const { messages, errors } = parseOutput(result.stdout, message, agentId);
     assert.deepEqual(errors, []);
     return { result, out: messages };
@@ -425,9 +436,9 @@ describe('examples in the platform sandbox', () => {
     await deploy('counter-1', 'counter');
     const count = async (): Promise<unknown> => (await send('counter-1', incoming('tick'))).out.map((m) => m.content);
     assert.deepEqual([await count(), await count()], [['1'], ['2']]);
-    const snapshot = await pool.snapshot('counter-1');
-    await pool.release('counter-1');
-    await pool.instantiate('counter-1', admitted.get('counter')!, { memoryLimitBytes: EXAMPLE_MAXIMUM_MEMORY_PAGES * 65_536, snapshot });
+    const snapshot = await pool.snapshot(instances.get('counter-1')!);
+    await pool.release(instances.get('counter-1')!);
+    await deploy('counter-1', 'counter', snapshot);
     assert.deepEqual(await count(), ['3']);
   });
 
@@ -455,11 +466,11 @@ describe('examples in the platform sandbox', () => {
 
   test('crasher: "loop" runs out of fuel; "crash" and "abort" are traps, the abort line kept', async () => {
     await deploy('crasher-1', 'crasher');
-    const loop = await pool.execute('crasher-1', encodeIncoming(incoming('loop')));
+    const loop = await execute('crasher-1', incoming('loop'));
     assert.equal(loop.ok ? 'ok' : loop.failure, 'fuel_exhausted');
     for (const [command, stderr] of [['crash', []], ['abort', ['abort: abort requested by message m-1']]] as const) {
       await deploy(`crasher-${command}`, 'crasher');
-      const result = await pool.execute(`crasher-${command}`, encodeIncoming(incoming(command)));
+      const result = await execute(`crasher-${command}`, incoming(command));
       assert.equal(result.ok ? 'ok' : result.failure, 'trap', command);
       assert.deepEqual(result.stderr, stderr);
     }

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { CLIENT, ctx, deliveredTo, startTestServer, waitFor } from '../agents/agent-fixtures.js';
+import { CLIENT, ctx, deliveredTo, startTestServer, until } from '../agents/agent-fixtures.js';
 
 const TSX = import.meta.resolve('tsx');
 const DEPLOYER = fileURLToPath(new URL('./durable-deployer.ts', import.meta.url));
@@ -91,7 +91,7 @@ describe('durability', () => {
 
       const asked = new Map<string, string>();
       for (const id of run.acked) asked.set((await t.service.send({ receiver: id, message_type: 'request', content: 'count' }, ctx)).message_id, id);
-      await waitFor(() => deliveredTo(events, CLIENT).length >= asked.size, 'every agent to answer', 20_000);
+      await until(() => deliveredTo(events, CLIENT).length >= asked.size, 'every agent to answer');
       for (const reply of deliveredTo(events, CLIENT)) {
         assert.equal(asked.get(reply.in_reply_to!), reply.sender);
         assert.equal(reply.content, '1');

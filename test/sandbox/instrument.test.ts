@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { SvcError } from '../../src/errors/svc-error.js';
 import { instrumentModule } from '../../src/sandbox/instrument.js';
-import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, type InstrumentedModule, type ModuleInfo, type SandboxLimits } from '../../src/sandbox/types.js';
+import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, START_EXPORT, type InstrumentedModule, type ModuleInfo, type SandboxLimits } from '../../src/sandbox/types.js';
 import { validateModule } from '../../src/sandbox/validate.js';
 import { wat, watFixture } from '../helpers/wat.js';
 
@@ -85,6 +85,9 @@ describe('instrumentModule', () => {
     for (const [name, args] of [['sub_swapped', [10, 3]], ['extend', [0x80]], ['sat', [1e20]], ['sat', [Number.NaN]]] as const) {
       assert.equal(fn(f1, name)(...args), fn(f0, name)(...args), name);
     }
+    assert.equal(global(f0, 'started').value, 1);
+    assert.equal(global(f1, 'started').value, 0, 'the start section waits for the host');
+    fn(f1, START_EXPORT)();
     assert.equal(global(f1, 'started').value, 1);
   });
 
@@ -113,10 +116,13 @@ describe('instrumentModule', () => {
     assert.ok((fuel.value as bigint) < 0n);
   });
 
-  it('traps a start section that never ends during instantiation', async () => {
+  it('turns a start section into the __svc_start export, which runs out of fuel like any function', async () => {
     const bytes = await wat(`(module (memory (export "memory") 1 1) (func $s (loop (br 0))) (start $s) (func (export "handle")))`);
     const { instrumented } = prepare(bytes, { ...LIMITS, fuelPerExecution: 10_000n });
-    await assert.rejects(instantiate(instrumented.bytes), WebAssembly.RuntimeError);
+    const exports = await instantiate(instrumented.bytes);
+    const fuel = global(exports, FUEL_EXPORT);
+    assert.throws(() => fn(exports, START_EXPORT)(), WebAssembly.RuntimeError);
+    assert.ok((fuel.value as bigint) < 0n, 'the host can tell fuel exhaustion from a trap');
   });
 
   it('charges the documented static costs, deterministically', async () => {

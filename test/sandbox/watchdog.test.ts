@@ -1,47 +1,38 @@
 /** The watchdog's slot protocol and timeout rule, on a simulated clock (no sleeping, no workers). */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createSlot, createWatchdog, readSlot, slotWriter, type MonotonicClock, type Overrun } from '../../src/sandbox/watchdog.js';
+import { createSimulatedClock } from '../../supervisors/index.js';
+import { WATCHDOG_PERIOD_MS, createSlot, createWatchdog, readSlot, slotWriter, type Overrun } from '../../src/sandbox/watchdog.js';
 
-function simulatedClock(): MonotonicClock & { advance(ms: number): void } {
-  let now = 1_000_000_000n;
-  return {
-    nowNs: () => now,
-    advance(ms) {
-      now += BigInt(ms) * 1_000_000n;
-    },
-  };
-}
-
-function setup(): { clock: ReturnType<typeof simulatedClock>; overruns: Overrun[]; watchdog: ReturnType<typeof createWatchdog> } {
-  const clock = simulatedClock();
+function setup() {
+  const clock = createSimulatedClock();
   const overruns: Overrun[] = [];
   const watchdog = createWatchdog({ executionTimeoutMs: 100, startupTimeoutMs: 500, clock, onOverrun: (o) => overruns.push(o) });
   return { clock, overruns, watchdog };
 }
 
-test('a slot reads idle, then what runs and since when, then idle again', () => {
-  const clock = simulatedClock();
+test('a slot reads idle, then what runs, then idle again', () => {
   const slot = createSlot();
-  const writer = slotWriter(slot, clock);
+  const writer = slotWriter(slot);
   assert.equal(readSlot(slot), null);
-  assert.equal(writer.begin('execute', 42, 3, 7), clock.nowNs());
-  assert.deepEqual(readSlot(slot), { kind: 'execute', batch: 42, index: 3, agentIndex: 7, startNs: clock.nowNs() });
+  writer.begin('execute', 42, 3, 7);
+  assert.deepEqual(readSlot(slot), { kind: 'execute', batch: 42, index: 3, agentIndex: 7 });
   writer.end();
   assert.equal(readSlot(slot), null);
 });
 
-test('an execution past the execution timeout is reported once, naming worker, batch item and agent', () => {
+test('an execution past the execution timeout since it was first seen is reported once, naming worker, batch item and instance', () => {
   const { clock, overruns, watchdog } = setup();
   const slot = createSlot();
   watchdog.watch(3, slot);
-  slotWriter(slot, clock).begin('execute', 9, 4, 5);
-  clock.advance(100);
+  slotWriter(slot).begin('execute', 9, 4, 5);
+  assert.deepEqual(watchdog.check(), [], 'first seen');
+  clock.increment(100);
   assert.deepEqual(watchdog.check(), [], 'at the limit is not past it');
-  clock.advance(1);
+  clock.increment(1);
   assert.equal(watchdog.check().length, 1);
   assert.deepEqual(overruns.map((o) => [o.workerId, o.kind, o.batch, o.index, o.agentIndex, o.elapsedMs]), [[3, 'execute', 9, 4, 5, 101]]);
-  clock.advance(50);
+  clock.increment(50);
   assert.deepEqual(watchdog.check(), [], 'reported once');
 });
 
@@ -49,10 +40,11 @@ test('a start gets the startup timeout', () => {
   const { clock, watchdog } = setup();
   const slot = createSlot();
   watchdog.watch(0, slot);
-  slotWriter(slot, clock).begin('start', 1, 0, 1);
-  clock.advance(400);
+  slotWriter(slot).begin('start', 1, 0, 1);
+  watchdog.check();
+  clock.increment(400);
   assert.deepEqual(watchdog.check(), []);
-  clock.advance(101);
+  clock.increment(101);
   assert.equal(watchdog.check()[0]?.kind, 'start');
 });
 
@@ -62,28 +54,45 @@ test('runs that end in time, and unwatched slots, are never reported', () => {
   const b = createSlot();
   watchdog.watch(0, a);
   watchdog.watch(1, b);
-  const writer = slotWriter(a, clock);
+  const writer = slotWriter(a);
   for (let index = 0; index < 5; index++) {
     writer.begin('execute', 1, index, 1);
-    clock.advance(90);
-    writer.end();
+    watchdog.check();
+    clock.increment(90);
     assert.deepEqual(watchdog.check(), []);
+    writer.end();
   }
-  slotWriter(b, clock).begin('execute', 1, 0, 2);
+  slotWriter(b).begin('execute', 1, 0, 2);
   watchdog.unwatch(1);
-  clock.advance(1_000);
+  clock.increment(1_000);
   assert.deepEqual(watchdog.check(), []);
 });
 
-test('a new run on a worker after a report is watched again', () => {
+test('a new run on a worker after a report is timed again from its own first sighting', () => {
   const { clock, watchdog } = setup();
   const slot = createSlot();
   watchdog.watch(0, slot);
-  const writer = slotWriter(slot, clock);
+  const writer = slotWriter(slot);
   writer.begin('execute', 1, 0, 1);
-  clock.advance(200);
+  watchdog.check();
+  clock.increment(200);
   assert.equal(watchdog.check().length, 1);
   writer.begin('execute', 1, 1, 1);
-  clock.advance(101);
+  assert.deepEqual(watchdog.check(), []);
+  clock.increment(101);
   assert.equal(watchdog.check()[0]?.index, 1);
+});
+
+test('started, it checks every period on its clock, and stopped, it leaves no timer', async () => {
+  const { clock, overruns, watchdog } = setup();
+  const slot = createSlot();
+  watchdog.watch(0, slot);
+  slotWriter(slot).begin('execute', 1, 0, 1);
+  watchdog.start();
+  clock.increment(WATCHDOG_PERIOD_MS + 100);
+  assert.equal(overruns.length, 0, 'seen at the first tick, 100 ms ago');
+  clock.increment(WATCHDOG_PERIOD_MS);
+  assert.equal(overruns.length, 1);
+  watchdog.stop();
+  assert.equal(clock.pendingTimers(), 0);
 });

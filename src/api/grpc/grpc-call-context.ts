@@ -18,11 +18,13 @@ export interface CallContextInput {
   /** The server's own limit for this call (`request_timeout`); omit for streams, which live as long as the client wants. */
   timeoutMs?: number;
   now?: number;
+  /** Who is calling, once the security interceptors authenticated the call. */
+  principal?: string | undefined;
 }
 
 /** The context handed to `AgentService`: its deadline is the earlier of the client's and the server's. */
 export function callContextFrom(input: CallContextInput): CallContext & { deadline: number } {
   const now = input.now ?? Date.now();
   const serverDeadline = input.timeoutMs === undefined ? Infinity : now + input.timeoutMs;
-  return { ...callContext(), deadline: Math.min(deadlineMillis(input.deadline), serverDeadline) };
+  return { ...callContext(undefined, input.principal), deadline: Math.min(deadlineMillis(input.deadline), serverDeadline) };
 }

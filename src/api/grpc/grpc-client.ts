@@ -16,6 +16,8 @@ import {
 } from '@grpc/grpc-js';
 import type { Agent, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
 import type { ErrorCode } from '../../errors/svc-error.js';
+import type { ApiKeyInfo, AuditRecordJson, IssuedKey } from '../../security/security-service-types.js';
+import type { TokenPair } from '../../security/token-service.js';
 import { TRACE_ID_HEADER } from '../../telemetry/trace-context.js';
 import { loadManagementProto, MANAGEMENT_SERVICE_NAME, type ErrorBody } from '../proto.js';
 import { errorFromStatus } from './grpc-errors.js';
@@ -55,6 +57,22 @@ export interface CallSettings {
   traceId?: string;
 }
 
+/** What every call of a client presents (DESIGN.md section 9). */
+export interface ClientCredentials {
+  /** Sent as `x-api-key`. */
+  apiKey?: string;
+  /** Sent as `authorization: Bearer <token>`. */
+  token?: string;
+}
+
+export interface AuditFilter {
+  event?: string;
+  principal?: string;
+  /** RFC 3339. */
+  since?: string;
+  limit?: number;
+}
+
 export interface GrpcClient {
   deploy(input: DeployInput, settings?: CallSettings): Promise<{ agent_id: string }>;
   undeploy(agentId: string, settings?: CallSettings): Promise<void>;
@@ -65,6 +83,15 @@ export interface GrpcClient {
   subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
   health(settings?: CallSettings): Promise<HealthResponse>;
   metrics(settings?: CallSettings): Promise<MetricsSummary>;
+  createToken(request?: { grant_type?: string; client_id?: string; client_secret?: string }, settings?: CallSettings): Promise<TokenPair>;
+  refreshToken(refreshToken: string, settings?: CallSettings): Promise<TokenPair>;
+  createKey(request: { name: string; roles: string[]; expires_in?: number; rate_limit_per_hour?: number }, settings?: CallSettings): Promise<IssuedKey>;
+  listKeys(settings?: CallSettings): Promise<{ keys: ApiKeyInfo[] }>;
+  revokeKey(keyId: string, settings?: CallSettings): Promise<ApiKeyInfo>;
+  rotateKey(keyId: string, settings?: CallSettings): Promise<IssuedKey>;
+  listAudit(filter?: AuditFilter, settings?: CallSettings): Promise<{ records: AuditRecordJson[] }>;
+  systemConfig(settings?: CallSettings): Promise<{ settings: Record<string, string>; lockdown: boolean }>;
+  setLockdown(enabled: boolean, settings?: CallSettings): Promise<{ enabled: boolean }>;
   close(): void;
 }
 
@@ -77,9 +104,11 @@ function clientConstructor(): ServiceClientConstructor {
   return node as ServiceClientConstructor;
 }
 
-function callArgs(settings: CallSettings = {}): [Metadata, CallOptions] {
+function callArgs(settings: CallSettings = {}, presented: ClientCredentials = {}): [Metadata, CallOptions] {
   const metadata = new Metadata();
   if (settings.traceId !== undefined) metadata.set(TRACE_ID_HEADER, settings.traceId);
+  if (presented.apiKey !== undefined) metadata.set('x-api-key', presented.apiKey);
+  if (presented.token !== undefined) metadata.set('authorization', `Bearer ${presented.token}`);
   const options: CallOptions = settings.timeoutMs === undefined ? {} : { deadline: Date.now() + settings.timeoutMs };
   return [metadata, options];
 }
@@ -87,15 +116,21 @@ function callArgs(settings: CallSettings = {}): [Metadata, CallOptions] {
 /**
  * `address` is `host:port`; the connection is made on the first call. The
  * options may carry client interceptors (the CLI's credentials); plaintext
- * unless `channelCredentials` say TLS.
+ * unless `channelCredentials` say TLS. `presented` is a credential sent with
+ * every call.
  */
-export function createGrpcClient(address: string, options: ClientOptions = {}, channelCredentials: ChannelCredentials = credentials.createInsecure()): GrpcClient {
+export function createGrpcClient(
+  address: string,
+  options: ClientOptions = {},
+  channelCredentials: ChannelCredentials = credentials.createInsecure(),
+  presented: ClientCredentials = {},
+): GrpcClient {
   const Client = clientConstructor();
   const client = new Client(address, channelCredentials, options);
   const methods = client as unknown as Record<string, unknown>;
 
   function unary<Res>(method: string, request: unknown, settings?: CallSettings): Promise<Res> {
-    const [metadata, options] = callArgs(settings);
+    const [metadata, options] = callArgs(settings, presented);
     return new Promise((resolve, reject) => {
       (methods[method] as UnaryMethod).call(client, request, metadata, options, (error, value) => (error ? reject(remoteError(error)) : resolve(value as Res)));
     });
@@ -110,11 +145,20 @@ export function createGrpcClient(address: string, options: ClientOptions = {}, c
     get: (agentId, settings) => unary('GetAgent', { agent_id: agentId }, settings),
     send: (message, settings) => unary('SendMessage', { message }, settings),
     subscribe: (filter = {}, settings) => {
-      const [metadata, options] = callArgs(settings);
+      const [metadata, options] = callArgs(settings, presented);
       return (methods.SubscribeMessages as StreamMethod).call(client, { filter }, metadata, options);
     },
     health: (settings) => unary('Health', {}, settings),
     metrics: (settings) => unary('Metrics', {}, settings),
+    createToken: (request = {}, settings) => unary('CreateToken', request, settings),
+    refreshToken: (refreshToken, settings) => unary('RefreshToken', { refresh_token: refreshToken }, settings),
+    createKey: (request, settings) => unary('CreateKey', request, settings),
+    listKeys: (settings) => unary('ListKeys', {}, settings),
+    revokeKey: (keyId, settings) => unary('RevokeKey', { key_id: keyId }, settings),
+    rotateKey: (keyId, settings) => unary('RotateKey', { key_id: keyId }, settings),
+    listAudit: (filter = {}, settings) => unary('ListAudit', filter, settings),
+    systemConfig: (settings) => unary('GetSystemConfig', {}, settings),
+    setLockdown: (enabled, settings) => unary('SetLockdown', { enabled }, settings),
     close: () => client.close(),
   };
 }

@@ -5,13 +5,17 @@
  */
 import { once } from 'node:events';
 import { Metadata, type Deadline, type ServerUnaryCall, type ServerWritableStream, type UntypedServiceImplementation, type sendUnaryData } from '@grpc/grpc-js';
+import { MAX_TIMER_MS } from '../../../supervisors/index.js';
 import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
 import type { BoundedSink } from '../../bus/bounded-sink.js';
 import type { BusEvent } from '../../bus/events.js';
 import { SvcError } from '../../errors/svc-error.js';
+import type { SecurityService } from '../../security/security-service-types.js';
 import type { Logger } from '../../telemetry/logger.js';
 import { callContextFrom } from './grpc-call-context.js';
 import { toGrpcStatus } from './grpc-errors.js';
+import { securedCallOf } from './grpc-secured-call.js';
+import { SECURITY_METHODS } from './grpc-security-handlers.js';
 import { rejectionOf } from './grpc-strict-decode.js';
 import {
   deployRequestFrom,
@@ -28,6 +32,8 @@ export interface HandlerOptions {
   /** Told of every call, so the connection limiter knows its connection sent a request. */
   onCall?: (call: { getPeer(): string }) => void;
   log?: Logger;
+  /** The security endpoints' service; without it they answer UNAVAILABLE. */
+  security?: SecurityService;
 }
 
 export interface ManagementHandlers {
@@ -41,10 +47,9 @@ export interface ManagementHandlers {
 interface CallLike {
   getDeadline(): Deadline;
   getPeer(): string;
+  /** The request metadata: the security interceptors keep the call's principal under it. */
+  readonly metadata: Metadata;
 }
-
-/** setTimeout cannot wait longer than this (about 24.8 days); a deadline further out is no deadline. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export function createManagementHandlers(service: AgentService, options: HandlerOptions): ManagementHandlers {
   const { requestTimeoutMs, onCall, log } = options;
@@ -52,7 +57,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
 
   function contextOf(call: CallLike, timeoutMs?: number): CallContext & { deadline: number } {
     onCall?.(call);
-    return callContextFrom({ deadline: call.getDeadline(), timeoutMs });
+    return callContextFrom({ deadline: call.getDeadline(), timeoutMs, principal: securedCallOf(call.metadata)?.principal?.id });
   }
 
   function deadlineError(ctx: CallContext): SvcError {
@@ -64,7 +69,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
   }
 
   /** A unary handler around `run`, with the per-call timer that turns an overrun into DEADLINE_EXCEEDED. */
-  function unary<Req, Res>(method: string, run: (request: Req, ctx: CallContext) => Promise<Res>) {
+  function unary<Req, Res>(method: string, run: (request: Req, ctx: CallContext, metadata: Metadata) => Promise<Res>) {
     return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
       const ctx = contextOf(call, requestTimeoutMs);
       let settled = false;
@@ -80,7 +85,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
       try {
         const refused = rejectionOf(call.request);
         if (refused !== undefined) throw refused;
-        result = run(call.request, ctx);
+        result = run(call.request, ctx, call.metadata);
       } catch (error) {
         fail(error);
         return;
@@ -156,6 +161,15 @@ export function createManagementHandlers(service: AgentService, options: Handler
     Health: unary('Health', (_request: unknown, ctx) => service.health(ctx)),
     Metrics: unary('Metrics', (_request: unknown, ctx) => service.metrics(ctx)),
   };
+  for (const [name, method] of Object.entries(SECURITY_METHODS)) {
+    implementation[name] = unary(name, async (request: Record<string, unknown>, _ctx, metadata) => {
+      const secured = securedCallOf(metadata);
+      if (options.security === undefined || secured === undefined) {
+        throw new SvcError('UNAVAILABLE', 'this listener was built without the security service', { reason: 'security_unavailable' });
+      }
+      return method(options.security, request, secured);
+    });
+  }
 
   return {
     implementation,

@@ -4,14 +4,20 @@
  * and the standard health service (grpc-health-service.ts),
  * behind our own TCP listener that enforces the connection limits (see
  * grpc-connection-limit.ts), every call traced, counted and logged by one
- * interceptor (grpc-telemetry-interceptor.ts); a call to a method it does
- * not have gets the error trailer too (grpc-unknown-method.ts); requests are
- * checked strictly before they are decoded (grpc-strict-decode.ts).
+ * interceptor (grpc-telemetry-interceptor.ts) and checked by the security
+ * interceptors after it, in DESIGN.md section 9's order; a call to a method
+ * it does not have gets the error trailer too (grpc-unknown-method.ts);
+ * requests are checked strictly before they are decoded
+ * (grpc-strict-decode.ts). With TLS material it serves gRPC over TLS,
+ * following certificate reloads.
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
 import type { Clock } from '../../../supervisors/index.js';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import { SvcError } from '../../errors/svc-error.js';
+import type { Security } from '../../security/security.js';
+import { grpcTlsCredentials } from '../../security/tls/grpc-tls-credentials.js';
+import type { TlsMaterial } from '../../security/tls/tls-material.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Metrics } from '../../telemetry/metrics.js';
 import { newTraceId } from '../../telemetry/trace-ids.js';
@@ -19,13 +25,20 @@ import type { Tracing } from '../../telemetry/tracing.js';
 import { untracedTracing } from '../api-call.js';
 import { joinAddress, splitAddress } from '../host-port.js';
 import { loadManagementProto, MANAGEMENT_SERVICE_NAME } from '../proto.js';
+import { auditInterceptor } from './grpc-audit-interceptor.js';
+import { authenticateInterceptor } from './grpc-authenticate-interceptor.js';
+import { authorizeInterceptor } from './grpc-authorize-interceptor.js';
 import { createConnectionLimiter } from './grpc-connection-limit.js';
 import { toGrpcStatus } from './grpc-errors.js';
 import { createManagementHandlers } from './grpc-handlers.js';
 import { createHealthService } from './grpc-health-service.js';
+import { lockdownInterceptor } from './grpc-lockdown-interceptor.js';
+import { rateLimitInterceptor } from './grpc-rate-limit-interceptor.js';
 import { withStrictDecoding } from './grpc-strict-decode.js';
 import { managementReflectionService } from './grpc-reflection-files.js';
+import { securedCallInterceptor } from './grpc-secured-call-interceptor.js';
 import { channelOptionsFor, type GrpcServerOptions } from './grpc-server-options.js';
+import { sourceBlockInterceptor } from './grpc-source-block-interceptor.js';
 import { telemetryInterceptor } from './grpc-telemetry-interceptor.js';
 import { answerUnknownMethods } from './grpc-unknown-method.js';
 
@@ -55,6 +68,10 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   readiness?: () => { ready: boolean };
   /** The health service's Watch timer; the real clock by default. */
   clock?: Clock;
+  /** The security steps and endpoints; without them every caller is `anonymous` and the security endpoints answer UNAVAILABLE. */
+  security?: Security;
+  /** Serve gRPC over TLS with this certificate, followed across reloads. */
+  tls?: TlsMaterial;
 }
 
 function managementServiceDefinition(): ServiceDefinition {
@@ -67,10 +84,24 @@ function managementServiceDefinition(): ServiceDefinition {
 export function createGrpcServer(service: AgentService, options: CreateGrpcServerOptions): GrpcServer {
   const { log } = options;
   const telemetry = { tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log };
+  const { security } = options;
   const server = new Server({
     ...channelOptionsFor(options),
-    // First in the list: grpc-js hands the first interceptor its base call, whose own statuses telemetry maps (see its file).
-    interceptors: [telemetryInterceptor(telemetry)],
+    interceptors: [
+      // First in the list: grpc-js hands the first interceptor its base call, whose own statuses telemetry maps (see its file).
+      telemetryInterceptor(telemetry),
+      ...(security === undefined
+        ? []
+        : [
+            securedCallInterceptor(security), // the operation and what the call presents
+            sourceBlockInterceptor(security.gate), // before authentication: a blocked source's credential is not even looked at
+            authenticateInterceptor(security.gate),
+            rateLimitInterceptor(security.gate), // after authentication: keyed by the principal, and a key's own limit
+            lockdownInterceptor(security.gate),
+            authorizeInterceptor(security.gate),
+            auditInterceptor(security.gate), // last: the outcome of what passed the gate
+          ]),
+    ],
   });
   answerUnknownMethods(server, telemetry);
   const limiter = createConnectionLimiter({
@@ -90,6 +121,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     requestTimeoutMs: options.requestTimeoutMs,
     onCall: (call) => limiter.sawRequest(call),
     log,
+    ...(security === undefined ? {} : { security: security.service }),
   });
   server.addService(withStrictDecoding(managementServiceDefinition(), loadManagementProto().service), handlers.implementation);
   const health = createHealthService({
@@ -98,7 +130,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
   });
   server.addService(health.definition, health.implementation);
   managementReflectionService([health.reflection]).addToServer(server);
-  const injector = server.createConnectionInjector(ServerCredentials.createInsecure());
+  const injector = server.createConnectionInjector(options.tls === undefined ? ServerCredentials.createInsecure() : grpcTlsCredentials(options.tls));
 
   let started: Promise<string> | undefined;
   let stopping: Promise<void> | undefined;

@@ -31,9 +31,11 @@ export function asSvcError(err: unknown): SvcError {
 export function httpError(err: unknown, traceId: string): HttpError {
   const error = asSvcError(err);
   const headers: Record<string, string> = {};
-  // RATE_LIMITED tells the client when to come back (the rate limiter of a later issue sets it).
+  // RATE_LIMITED tells the client when to come back (src/security/retry-after.ts sets it).
   const retryAfter = error.metadata.retry_after_seconds;
   if (error.code === 'RATE_LIMITED' && retryAfter !== undefined) headers['Retry-After'] = retryAfter;
+  // RFC 6750: a 401 names the scheme that would be accepted.
+  if (error.code === 'UNAUTHENTICATED') headers['WWW-Authenticate'] = 'Bearer';
   return {
     status: error.httpStatus,
     body: { code: error.code, message: error.message, trace_id: traceId, metadata: { ...error.metadata } },

@@ -1,20 +1,29 @@
 /**
  * The Koa application of the HTTP listener. Its request pipeline is the list
- * below, in order, one concern per file; later issues insert authentication
- * and rate limiting where marked.
+ * below, in order, one concern per file. The security steps follow DESIGN.md
+ * section 9's order; a gateway built without security (a test of the doors
+ * alone) leaves them out and serves everyone as `anonymous`.
  */
 import Koa, { type Middleware } from 'koa';
 import type { AgentService } from '../../agents/agent-service-types.js';
+import type { Security } from '../../security/security.js';
 import type { DoorTelemetry } from '../api-call.js';
 import { createApiRouter } from './api-router.js';
 import { dashboardAllowed, dashboardMiddleware } from './dashboard-routes.js';
 import { createDocsRouter, docsAllowed } from './docs-routes.js';
 import type { GatewayState } from './gateway-state.js';
+import { auditMiddleware } from './middleware-audit.js';
+import { authenticateMiddleware } from './middleware-authenticate.js';
+import { authorizeMiddleware } from './middleware-authorize.js';
 import { deadlineMiddleware } from './middleware-deadline.js';
 import { errorMiddleware } from './middleware-errors.js';
 import { jsonBodyMiddleware } from './middleware-json-body.js';
+import { lockdownMiddleware } from './middleware-lockdown.js';
 import { noRouteMiddleware } from './middleware-no-route.js';
+import { rateLimitMiddleware } from './middleware-rate-limit.js';
 import { requestTargetMiddleware } from './middleware-request-target.js';
+import { securedCallMiddleware } from './middleware-secured-call.js';
+import { sourceBlockMiddleware } from './middleware-source-block.js';
 import { telemetryMiddleware } from './middleware-telemetry.js';
 import { PROBE_PATHS, probesMiddleware, type Readiness } from './probes.js';
 import { allowedMethods, findRoute, type HttpRoute } from './routes.js';
@@ -29,12 +38,13 @@ export interface GatewayAppOptions {
   bodyLimitBytes: number;
   readiness(): Readiness;
   telemetry: DoorTelemetry;
+  security?: Security;
 }
 
 export function createGatewayApp(service: AgentService, options: GatewayAppOptions): Koa<GatewayState> {
-  const { routes, telemetry } = options;
+  const { routes, telemetry, security } = options;
   const { log } = telemetry;
-  const api = createApiRouter(service, routes);
+  const api = createApiRouter(service, routes, security?.service);
   const docs = createDocsRouter(options.openApiDocument);
   const allowed = (path: string): string[] => [...allowedMethods(routes, path), ...docsAllowed(path), ...dashboardAllowed(path), ...(PROBE_PATHS.includes(path) ? ['GET'] : [])];
 
@@ -43,9 +53,19 @@ export function createGatewayApp(service: AgentService, options: GatewayAppOptio
     errorMiddleware(log), // whatever is thrown below becomes an Error body with the table's status
     requestTargetMiddleware(), // before anything reads ctx.path, which throws for a target Node's URL parser rejects
     probesMiddleware(options.readiness), // /health and /ready: outside /api/v1, cheap, never behind auth
-    // authentication and rate limiting go here (later issues)
+    ...(security === undefined
+      ? []
+      : [
+          securedCallMiddleware(security, routes), // the operation and what the request presents
+          sourceBlockMiddleware(security.gate), // before authentication: a blocked source's credential is not even looked at
+          authenticateMiddleware(security.gate),
+          rateLimitMiddleware(security.gate), // after authentication: keyed by the principal, and a key's own limit
+          lockdownMiddleware(security.gate),
+          authorizeMiddleware(security.gate),
+        ]),
     deadlineMiddleware(options.requestTimeoutMs),
     jsonBodyMiddleware({ limitBytes: options.bodyLimitBytes, expectsBody: (method, path) => BODY_METHODS.has(method) && findRoute(routes, method, path)?.route.body !== undefined }),
+    ...(security === undefined ? [] : [auditMiddleware(security.gate)]), // last before the routes: the outcome of what passed the gate
     api.routes() as Middleware<GatewayState>,
     docs.routes() as Middleware<GatewayState>, // after the API: API calls never pay for its matching
     dashboardMiddleware(), // the web dashboard at / and /dashboard: static files, open; its API calls pass the steps above

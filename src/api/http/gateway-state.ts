@@ -1,9 +1,10 @@
 /**
  * What the middleware leave on `ctx.state` for the routes, and the
- * CallContext built from it. Auth (a later issue) sets `principal`.
+ * CallContext built from it. The authenticate middleware sets `principal`.
  */
 import type { CallContext } from '../../agents/agent-service-types.js';
 import type { SvcError } from '../../errors/svc-error.js';
+import type { SecuredCall } from '../../security/gate.js';
 import type { ApiOperation } from '../../telemetry/span-names.js';
 import { ANONYMOUS_PRINCIPAL, type ApiCall } from '../api-call.js';
 
@@ -15,6 +16,8 @@ export interface GatewayState {
   /** Epoch milliseconds, set by the deadline middleware. */
   deadline?: number;
   principal?: string;
+  /** The call as the security middleware see it; undefined for probes, docs, unknown paths and a gateway without security. */
+  secured?: SecuredCall;
   /** The failure the error middleware answered with, for the span and the access line. */
   error?: SvcError;
 }

@@ -6,9 +6,13 @@
  * bytes it moves); every request is traced, counted and logged (http-call.ts).
  */
 import { createServer, type Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import type { Config } from '../../config/schema.js';
+import type { Security } from '../../security/security.js';
+import type { OcspStapler } from '../../security/tls/ocsp-stapler.js';
+import type { TlsMaterial } from '../../security/tls/tls-material.js';
 import type { Logger } from '../../telemetry/logger.js';
 import type { Metrics } from '../../telemetry/metrics.js';
 import type { Tracing } from '../../telemetry/tracing.js';
@@ -22,6 +26,7 @@ import { createGatewayApp } from './gateway-app.js';
 import { buildOpenApi, type OpenApiDocument } from './openapi.js';
 import type { Readiness } from './probes.js';
 import { deriveRoutes, type HttpRoute } from './routes.js';
+import { websocketAdmission } from './websocket-admission.js';
 import { createWebSocketGateway } from './websocket-gateway.js';
 
 /** Room in a deploy body beside the base64 module: name, capabilities, resources and JSON punctuation. */
@@ -54,6 +59,12 @@ export interface HttpServerOptions {
   /** The server's metrics (`server.metrics`); without them nothing is counted. */
   metrics?: Metrics;
   wsHighWaterMarkBytes?: number;
+  /** The security steps and endpoints; without them every caller is `anonymous` and the security endpoints answer UNAVAILABLE. */
+  security?: Security;
+  /** Serve HTTPS with this certificate, followed across reloads. */
+  tls?: TlsMaterial;
+  /** Staple its responses (with `tls`). */
+  ocsp?: OcspStapler;
 }
 
 export interface HttpServer {
@@ -78,7 +89,7 @@ export function bodyLimitFor(maxModuleSize: number): number {
 }
 
 /** The listener's options from the configuration; `readiness` and the telemetry come from the composition root. */
-export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log' | 'tracing' | 'metrics'> = {}): HttpServerOptions {
+export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log' | 'tracing' | 'metrics' | 'security' | 'tls' | 'ocsp'> = {}): HttpServerOptions {
   const { server, runtime } = config;
   return {
     address: server.http_addr,
@@ -123,6 +134,7 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     bodyLimitBytes: bodyLimitFor(options.maxModuleSize),
     readiness,
     telemetry,
+    ...(options.security === undefined ? {} : { security: options.security }),
   });
   const streams = createWebSocketGateway(service, proto.messageType('Message'), {
     routes: routes.filter((r) => r.streaming && r.method === 'GET'),
@@ -130,17 +142,23 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     highWaterMarkBytes: options.wsHighWaterMarkBytes ?? WS_HIGH_WATER_MARK_BYTES,
     accepting: () => !draining,
     telemetry,
+    ...(options.security === undefined ? {} : { admit: websocketAdmission(options.security) }),
   });
 
   const shorter = Math.min(options.connectionTimeoutMs, options.requestTimeoutMs);
-  const server = createServer(
-    {
-      connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))),
-      // Node would refuse a request without Host with a bare 400; middleware-request-target.ts refuses it with an Error body.
-      requireHostHeader: false,
-    },
-    app.callback(),
-  );
+  const httpOptions = {
+    connectionsCheckingInterval: Math.min(MAX_CHECK_INTERVAL_MS, Math.max(MIN_CHECK_INTERVAL_MS, Math.floor(shorter / 4))),
+    // Node would refuse a request without Host with a bare 400; middleware-request-target.ts refuses it with an Error body.
+    requireHostHeader: false,
+  };
+  const { tls, ocsp } = options;
+  const server: Server = tls === undefined ? createServer(httpOptions, app.callback()) : createHttpsServer({ ...httpOptions, ...tls.serverOptions() }, app.callback());
+  if (tls !== undefined) {
+    const secure = server as ReturnType<typeof createHttpsServer>;
+    tls.onReload(() => secure.setSecureContext(tls.contextOptions()));
+    // A client that asks gets the stapled status; null lets it check for itself.
+    if (ocsp !== undefined) secure.on('OCSPRequest', (_cert: Buffer, _issuer: Buffer, done: (err: Error | null, response: Buffer | null) => void) => done(null, ocsp.response() ?? null));
+  }
   applyLimits(server, options);
   answerClientErrors(server, options.log);
   server.on('upgrade', streams.handleUpgrade);

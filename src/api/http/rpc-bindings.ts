@@ -7,6 +7,8 @@
 import type { AgentService, CallContext, DeployAgentRequest, ListAgentsRequest } from '../../agents/agent-service-types.js';
 import { validateFilter } from '../../bus/filter.js';
 import { SvcError } from '../../errors/svc-error.js';
+import type { SecuredCall } from '../../security/gate.js';
+import type { SecurityService } from '../../security/security-service-types.js';
 import { withDefaults, type JsonObject } from './json-codec.js';
 import type { HttpRoute } from './routes.js';
 
@@ -16,6 +18,21 @@ export interface RpcCall {
   readonly request: JsonObject;
   readonly ctx: CallContext;
   readonly route: HttpRoute;
+  /** The security endpoints' service; undefined on a gateway built without security. */
+  readonly security: SecurityService | undefined;
+  /** The call as the security middleware saw it. */
+  readonly secured: SecuredCall | undefined;
+  /** What an answer may add beyond its JSON body. */
+  readonly http: HttpExchange;
+}
+
+/** The HTTP parts of an answer a binding may set. */
+export interface HttpExchange {
+  /** The request came over TLS (a cookie is then `Secure`). */
+  readonly secure: boolean;
+  setCookie(name: string, value: string, maxAgeSeconds: number): void;
+  /** Answers with this status and Location (the JSON body stays). */
+  redirect(status: 302 | 303, location: string): void;
 }
 
 export interface RpcBinding {

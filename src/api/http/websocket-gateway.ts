@@ -36,6 +36,7 @@ import { encodeMessage } from './json-codec.js';
 import type { HttpRoute } from './routes.js';
 import { transcode } from './transcode.js';
 import { requireHost } from './middleware-request-target.js';
+import type { WebSocketAdmission } from './websocket-admission.js';
 
 /** Close codes (RFC 6455 section 7.4.1). */
 export const CLOSE = { goingAway: 1001, policyViolation: 1008, internalError: 1011 } as const;
@@ -62,6 +63,8 @@ export interface WebSocketGatewayOptions {
   /** Whether upgrades are accepted (not while draining). */
   accepting(): boolean;
   telemetry: DoorTelemetry;
+  /** The security steps (websocket-admission.ts); without them every stream runs as `anonymous`. */
+  admit?: WebSocketAdmission;
 }
 
 export interface WebSocketGateway {
@@ -233,10 +236,11 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     const path = pathOf(target);
     if (call.found === undefined) throw new SvcError('NOT_FOUND', `no WebSocket stream at ${path}`, { path });
     const { route, params } = call.found;
+    const principal = await options.admit?.(req, route, call.api.answerTraceId);
     const request = transcode(route, { params, query: queryOf(target.slice(path.length + 1)) });
     describeRequest(call.api.span, call.operation, request);
     const filter = validateFilter(request.filter);
-    const ctx = callContext();
+    const ctx = callContext(undefined, principal);
     // Checked before the upgrade, so an unknown agent is an HTTP 404 rather than a socket that closes at once;
     // `subscribe` checks again (for gRPC, and an agent undeployed meanwhile).
     if (filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);

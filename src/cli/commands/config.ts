@@ -1,8 +1,9 @@
 /**
  * `svc config`: the configuration the server would run with, resolved from
- * every source, as JSON (or YAML).
+ * every source, as JSON (or YAML), secrets redacted.
  */
 import { stringify as toYaml } from 'yaml';
+import { redactedConfig } from '../../config/redact.js';
 import { defineCommand } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { json } from '../output.js';
@@ -23,7 +24,7 @@ export const configCommand = defineCommand({
     { description: 'One setting, with an override', command: 'svc config --runtime.execution_timeout=2s | jq .runtime.execution_timeout' },
   ],
   async run({ values, settings, io }) {
-    const config = serverConfig(io, values.config, settings);
+    const config = redactedConfig(serverConfig(io, values.config, settings));
     io.out(values.output === 'yaml' ? toYaml(config) : json(config));
     return EXIT.ok;
   },

@@ -2,10 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { loadManagementProto } from '../../../src/api/proto.js';
-import { bindingFor } from '../../../src/api/http/api-router.js';
+import { ALL_BINDINGS, bindingFor } from '../../../src/api/http/api-router.js';
 import { buildOpenApi } from '../../../src/api/http/openapi.js';
 import { deriveRoutes } from '../../../src/api/http/routes.js';
-import { RPC_BINDINGS } from '../../../src/api/http/rpc-bindings.js';
 
 const proto = loadManagementProto();
 const routes = deriveRoutes(proto.service);
@@ -30,7 +29,24 @@ test('every route of the schema is one operation, under its method and path', ()
 });
 
 test('one path, one variable name: /agents/{agent_id}/messages for both its GET and its POST', () => {
-  assert.deepEqual(Object.keys(doc.paths).sort(), ['/api/v1/agents', '/api/v1/agents/{agent_id}', '/api/v1/agents/{agent_id}/messages', '/api/v1/health', '/api/v1/messages', '/api/v1/metrics']);
+  assert.deepEqual(Object.keys(doc.paths).sort(), [
+    '/api/v1/agents',
+    '/api/v1/agents/{agent_id}',
+    '/api/v1/agents/{agent_id}/messages',
+    '/api/v1/audit',
+    '/api/v1/auth/callback',
+    '/api/v1/auth/login',
+    '/api/v1/auth/refresh',
+    '/api/v1/auth/token',
+    '/api/v1/health',
+    '/api/v1/keys',
+    '/api/v1/keys/{key_id}',
+    '/api/v1/keys/{key_id}/rotate',
+    '/api/v1/messages',
+    '/api/v1/metrics',
+    '/api/v1/system/config',
+    '/api/v1/system/lockdown',
+  ]);
   const post = op('SendMessage2').parameters.find((p) => p.in === 'path');
   assert.deepEqual(post, { name: 'agent_id', in: 'path', required: true, description: 'Fills message.receiver.', schema: { type: 'string' } });
 });
@@ -55,7 +71,7 @@ test('parameters, bodies and statuses of each operation', () => {
   assert.deepEqual([types.style, types.explode], ['form', false]);
   assert.deepEqual(op('DeployAgent').requestBody?.content['application/json']?.schema, { $ref: '#/components/schemas/DeployAgentRequest' });
   assert.equal((op('SendMessage').requestBody?.content['application/json']?.schema as { $ref: string }).$ref, '#/components/schemas/Message');
-  for (const route of routes) assert.ok(String(RPC_BINDINGS[route.rpc]!.status) in op(route.operationId).responses, route.operationId);
+  for (const route of routes) assert.ok(String(ALL_BINDINGS[route.rpc]!.status) in op(route.operationId).responses, route.operationId);
   assert.ok('201' in op('DeployAgent').responses && '422' in op('DeployAgent').responses && '413' in op('DeployAgent').responses);
   assert.ok('202' in op('SendMessage2').responses && '404' in op('SendMessage2').responses);
   assert.ok('101' in op('SubscribeMessages').responses);

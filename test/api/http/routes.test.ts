@@ -36,6 +36,17 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'SubscribeMessages2 GET /api/v1/agents/{filter.agent_id}/messages',
       'Health GET /api/v1/health',
       'Metrics GET /api/v1/metrics',
+      'CreateToken POST /api/v1/auth/token',
+      'RefreshToken POST /api/v1/auth/refresh',
+      'Login GET /api/v1/auth/login',
+      'LoginCallback GET /api/v1/auth/callback',
+      'CreateKey POST /api/v1/keys',
+      'ListKeys GET /api/v1/keys',
+      'RevokeKey DELETE /api/v1/keys/{key_id}',
+      'RotateKey POST /api/v1/keys/{key_id}/rotate',
+      'ListAudit GET /api/v1/audit',
+      'GetSystemConfig GET /api/v1/system/config',
+      'SetLockdown PUT /api/v1/system/lockdown',
     ],
   );
 });
