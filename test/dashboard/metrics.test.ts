@@ -127,10 +127,10 @@ describe('the figures of a real server', () => {
     const history = createMetricHistory();
     history.push(await poll(), 1);
     for (let i = 0; i < 5; i++) assert.equal((await call(gw.base, 'POST', `/api/v1/agents/${id}/messages`, { message_type: 'request', content: `m${i}` })).status, 202);
-    // The echo's replies are sent too; wait until all five are handled.
+    // The echo's replies are sent too; wait until all five are handled and answered.
     const handled = await eventually(async () => {
       const samples = await poll();
-      return sumOf(samples, 'svc_messages_received_total') >= 5 ? samples : undefined;
+      return sumOf(samples, 'svc_messages_received_total') >= 5 && sumOf(samples, 'svc_messages_sent_total') >= 10 ? samples : undefined;
     });
     history.push(handled, 2);
     const p = history.points()[0];
