@@ -39,6 +39,7 @@ import { checkUnavailableSettings } from './config/unavailable-settings.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
 import { checkProtectedMode } from './security/protected-mode.js';
 import { createSecurity, type Security } from './security/security.js';
+import { createSendPolicy } from './security/send-policy.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
 import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
 import type { ExecutorPool } from './sandbox/types.js';
@@ -125,6 +126,13 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     lock.release();
     throw error;
   }
+  // One for the server's life, as the security layer's counts are: a restart of the agent host keeps the refusals counted.
+  const sendPolicy = createSendPolicy({
+    maxRefusals: config.security.max_failed_auth_attempts,
+    windowMs: config.security.failed_auth_window,
+    autoQuarantine: config.security.auto_quarantine_suspicious_agents,
+    clock,
+  });
   // Modules are compiled once per sha256 whichever generation of the pool runs them.
   const admission = createAdmission(sandboxLimitsFrom(runtime));
   // One registry for the server's life: counters carry on across a restart of the services.
@@ -203,6 +211,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           tracing,
           clock,
           settings,
+          sendPolicy,
           ...(options.random === undefined ? {} : { random: options.random }),
         });
         host.onExit(() => {

@@ -64,5 +64,7 @@ export function fromRefusal(reason: FailureReason, receiver: string): SvcError {
       return new SvcError('UNAVAILABLE', `agent ${receiver} has failed and takes no messages`, { agent_id: receiver, reason });
     case 'execution_crashed':
       return new SvcError('INTERNAL', 'internal error', { agent_id: receiver, reason });
+    case 'permission_denied':
+      return new SvcError('PERMISSION_DENIED', `agent ${receiver} does not take messages (it lacks message:receive)`, { agent_id: receiver, reason, permission: 'message:receive' });
   }
 }

@@ -3,6 +3,7 @@
  * what it is built from, and what AgentService, the server and the tests
  * may ask of it.
  */
+import type { SendPolicy } from '../security/send-policy.js';
 import type { BackoffOptions, ChildExit, Clock, Random } from '../../supervisors/index.js';
 import type { MessageBus } from '../bus/bus.js';
 import type { MessageHistory } from '../bus/history.js';
@@ -48,6 +49,8 @@ export interface AgentHostOptions {
   clock: Clock;
   random?: Random;
   settings: AgentSettings;
+  /** Agents' sends checked against their capabilities, and quarantine (DESIGN.md section 9); unchecked when unset. */
+  sendPolicy?: SendPolicy;
 }
 
 export interface HostStats extends DispatcherStats {

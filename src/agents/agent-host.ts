@@ -30,7 +30,7 @@
  */
 import { context } from '@opentelemetry/api';
 import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
-import type { FailureReason } from '../bus/message.js';
+import { PLATFORM_SENDER, type FailureReason, type Message } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AdmittedModule } from '../sandbox/types.js';
 import type { AgentRecord, NewAgent } from '../store/types.js';
@@ -41,7 +41,7 @@ import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
 import { detachedClock } from './detached-clock.js';
-import { createDispatcher, type Dispatcher } from './dispatcher.js';
+import { createDispatcher, type Dispatcher, type SendCheck } from './dispatcher.js';
 import { createLifecycleEvents } from './lifecycle-events.js';
 import { createMessageTrace } from './message-trace.js';
 import { createMetricTally } from './metric-tally.js';
@@ -54,9 +54,10 @@ const draining = () => new SvcError('UNAVAILABLE', 'the server is shutting down'
 
 /** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
 const nameTaken = (name: string) => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
+const ALLOWED: SendCheck = { allowed: true };
 
 export function createAgentHost(options: AgentHostOptions): AgentHost {
-  const { store, pool, bus, history, admission, log, metrics, tracing, clock, settings } = options;
+  const { store, pool, bus, history, admission, log, metrics, tracing, clock, settings, sendPolicy } = options;
   /** Every agent the host runs, registered or still being deployed. */
   const agents = new Map<string, AgentRuntime>();
   /** Name → agent id of the same agents: a taken name is refused before the start, not after it. */
@@ -97,6 +98,15 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     messageTrace,
     maxInFlight: settings.maxConcurrentExecutions,
     route: (message, published) => router.route(message, published),
+    ...(sendPolicy === undefined
+      ? {}
+      : {
+          // A reply to the platform (to one of its failures) reaches nobody, so it is not a send to refuse.
+          checkSend: (agent: AgentRuntime, message: Message) =>
+            message.receiver === PLATFORM_SENDER
+              ? ALLOWED
+              : sendPolicy.check({ sender: agent.id, senderCapabilities: agent.record.capabilities, receiver: message.receiver, receiverCapabilities: agents.get(message.receiver)?.record.capabilities }),
+        }),
   });
 
   // The router asks `refusal` then `enqueue` for the same receiver; remembering it saves a lookup per message.
@@ -130,6 +140,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const hooks: AgentHooks = {
     transition(agent, from, to, reason) {
       lifecycle.transition(agent, from, to, reason);
+      // A quarantine ends with the agent: an operator's restart starts its count afresh.
+      if (from === 'failed' || to === 'stopped') sendPolicy?.forget(agent.id);
       if (to === 'restarting') {
         restarts += 1;
         restartCounts.count(agent);
@@ -159,7 +171,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   function childSpec(agent: AgentRuntime): ChildSpec {
     return {
       id: agent.id,
-      restart: 'permanent',
+      // Every exit of an agent is abnormal (restarted) but a quarantine, its one normal exit.
+      restart: 'transient',
       shutdownTimeoutMs: Infinity,
       start: (startContext) => agent.start(startContext),
       onDecision: (decision) => agent.decide(decision),

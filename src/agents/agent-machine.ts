@@ -9,8 +9,10 @@
  *                       │ failed,         v                                │
  *                       │ timed out ─> exited ─restart─> restarting ─start─> starting
  *                       │                 ├─give_up─> failed ─start─> starting
- *                       │                 └─stop───> stopped (failed, for a restored agent that never started)
+ *                       │                 └─stop───> stopped (failed, for a restored agent that never started,
+ *                       │                                     and for a quarantined one)
  *   any live state ─stop─> stopping ─drained─> stopped       ─kill─> stopped (cut now)
+ *   running, hibernated ─quarantine─> exited (a normal exit: the supervisor does not restart it)
  *
  * Who decides: the agent supervisor (supervisors/) owns restarts, intensity
  * and backoff. Its decisions arrive as events, as it takes them
@@ -34,7 +36,7 @@
  * host writes to the log line and the bus event of the transition.
  */
 import { assign, emit, fromPromise, setup } from 'xstate';
-import { abnormalExit, type ChildDecision, type ChildExit } from '../../supervisors/index.js';
+import { abnormalExit, normalExit, type ChildDecision, type ChildExit } from '../../supervisors/index.js';
 import type { InstanceHandle, InstanceSnapshot } from '../sandbox/types.js';
 import { describeError } from './exit-reason.js';
 
@@ -69,7 +71,9 @@ export type AgentMachineEvent =
   /** A message waits while the agent is hibernated. */
   | { type: 'wake' }
   /** A stored agent that cannot even be admitted any more. */
-  | { type: 'fail'; reason: string };
+  | { type: 'fail'; reason: string }
+  /** Its sends kept being refused (DESIGN.md section 9): it goes down as a normal exit, so it is not restarted, and stays failed. */
+  | { type: 'quarantine' };
 
 export type AgentMachineEmitted =
   | { type: 'started' }
@@ -103,6 +107,9 @@ export interface AgentMachineContext extends AgentMachineInput {
 
 const reasonOf = (event: AgentMachineEvent): string => ('reason' in event ? event.reason : '');
 const KILL = { target: '#agent.stopped', actions: ['releaseInstance', 'killed'] } as const;
+/** The reason of a quarantined agent's exit and of its failed state. */
+export const QUARANTINED = 'quarantined';
+const QUARANTINE = { target: '#agent.exited', actions: ['releaseInstance', 'quarantined', 'reportQuarantine'] } as const;
 const STOP = { target: '#agent.stopping', actions: 'because' } as const;
 
 export const agentMachine = setup({
@@ -124,6 +131,8 @@ export const agentMachine = setup({
       if (context.instance !== undefined) context.port.release(context.instance);
     },
     reportExit: emit(({ context }) => ({ type: 'exited' as const, exit: abnormalExit(context.reason, context.error) })),
+    quarantined: assign({ reason: QUARANTINED, error: undefined, instance: undefined }),
+    reportQuarantine: emit({ type: 'exited' as const, exit: normalExit(QUARANTINED) }),
     reportStartFailed: emit(({ context }) => ({ type: 'startFailed' as const, exit: abnormalExit(context.reason, context.error) })),
     rearmIdle: assign({ idleDelayMs: ({ context }) => Math.max(1, context.port.idleLeftMs()) }),
   },
@@ -132,6 +141,7 @@ export const agentMachine = setup({
     idleNow: ({ context }) => context.idleTimeoutMs > 0 && context.port.idleLeftMs() <= 0,
     hibernates: ({ context }) => context.idleTimeoutMs > 0,
     neverStarted: ({ context }) => context.origin === 'restore' && !context.started,
+    quarantined: ({ context }) => context.reason === QUARANTINED,
   },
   delays: {
     idle: ({ context }) => context.idleDelayMs,
@@ -187,6 +197,7 @@ export const agentMachine = setup({
       },
       on: {
         crash: { guard: 'ownInstance', target: 'exited', actions: ['releaseInstance', assign({ reason: ({ event }) => reasonOf(event), error: undefined, instance: undefined }), 'reportExit'] },
+        quarantine: QUARANTINE,
         stop: STOP,
         kill: KILL,
       },
@@ -207,7 +218,7 @@ export const agentMachine = setup({
           },
         },
       },
-      on: { stop: STOP, kill: KILL },
+      on: { quarantine: QUARANTINE, stop: STOP, kill: KILL },
     },
     // Down, and the supervisor's decision about it comes next.
     exited: {
@@ -216,6 +227,7 @@ export const agentMachine = setup({
         give_up: { target: 'failed', actions: 'because' },
         stop: [
           { guard: 'neverStarted', target: 'failed', actions: assign({ reason: ({ event }) => `restore_failed: ${reasonOf(event)}` }) },
+          { guard: 'quarantined', target: 'failed' },
           { target: 'stopped', actions: 'because' },
         ],
       },

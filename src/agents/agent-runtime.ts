@@ -213,6 +213,11 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     this.actor.send({ type: 'fail', reason });
   }
 
+  /** Its sends kept being refused: down for good (`failed`, reason `quarantined`) until an operator restarts it. */
+  quarantine(): void {
+    this.actor.send({ type: 'quarantine' });
+  }
+
   /** A failed execution on `instance` (ignored when the agent has moved on to another instance since). */
   crash(instance: InstanceHandle, reason: string): void {
     this.actor.send({ type: 'crash', instance, reason });

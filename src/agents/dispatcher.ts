@@ -27,7 +27,9 @@
  *   FIPA `failure`. An execution the pool refused (too many pending, closed)
  *   is no crash, but its sender is told all the same. An output line that is
  *   not a message is counted, not a crash. A message the router refuses gets
- *   a `failure` to its sender.
+ *   a `failure` to its sender, and so does one its sender or receiver lacks
+ *   the permission for (`checkSend`); a sender refused too often is
+ *   quarantined (DESIGN.md section 9).
  * - **Traces.** An execution continues the trace of the message it handles
  *   and the messages it sends continue it (message-trace.ts); spans are made
  *   only when that trace is recorded.
@@ -61,7 +63,12 @@ export interface DispatcherOptions {
   maxInFlight: number;
   /** The router; `published` says the message is already on the bus (a platform failure). */
   route(message: Message, published?: boolean): RouteOutcome;
+  /** Whether an agent may send `message` (its capabilities and the receiver's); everything may when unset. */
+  checkSend?(agent: AgentRuntime, message: Message): SendCheck;
 }
+
+/** A send refused for the permission `agentId` (the sender or the receiver) lacks; `quarantine` when the refusals say the sender is to be quarantined. */
+export type SendCheck = { readonly allowed: true } | { readonly allowed: false; readonly permission: string; readonly agentId: string; readonly quarantine: boolean };
 
 export interface DispatcherStats {
   inFlight: number;
@@ -91,7 +98,7 @@ export interface Dispatcher {
 const isRefusal = (failure: ExecutionFailure): boolean => failure === 'overloaded' || failure === 'closed';
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route } = options;
+  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route, checkSend } = options;
   /** A reading of the clock as a span time (epoch milliseconds); only the real clock has one (supervisors/clock.ts). */
   const origin = clock.timeOrigin;
   const spanTime = (now: number): number | undefined => (origin === undefined ? undefined : origin + now);
@@ -212,12 +219,23 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const fields = { agent_id: agent.id, errors: errors.length, first: errors[0] };
       context.with(messageTrace.executionContext(incoming, span), () => log.warn(fields, 'agent wrote output lines that are not messages'));
     }
+    let quarantine = false;
     for (const draft of messages) {
       const message = completeMessage(draft);
       agent.messagesSent += 1;
       counters.messagesSent += 1;
+      const check = checkSend?.(agent, message);
+      if (check !== undefined && !check.allowed) {
+        quarantine ||= check.quarantine;
+        undeliverable(message, 'permission_denied', `agent ${check.agentId} lacks ${check.permission}`);
+        continue;
+      }
       const outcome = messageTrace.sendFromAgent(message, incoming, span, route);
       if (!outcome.ok) undeliverable(message, outcome.reason, outcome.detail);
+    }
+    if (quarantine) {
+      log.warn({ agent_id: agent.id, reason: 'quarantined' }, 'agent quarantined: its sends kept being refused');
+      agent.quarantine();
     }
   }
 

@@ -46,6 +46,7 @@ const REFUSED: Readonly<Record<FailureReason, RouteOutcome>> = {
   agent_failed: { ok: false, reason: 'agent_failed' },
   mailbox_full: { ok: false, reason: 'mailbox_full' },
   execution_crashed: { ok: false, reason: 'execution_crashed' },
+  permission_denied: { ok: false, reason: 'permission_denied' },
 };
 
 export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes): Router {

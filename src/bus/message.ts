@@ -303,15 +303,16 @@ export function completeMessage(draft: MessageDraft, opts: CompleteOptions = {})
 }
 
 /** Why a message could not be delivered or handled; also the metadata `failure_reason` of the failure message. */
-export type FailureReason = 'unknown_receiver' | 'agent_failed' | 'mailbox_full' | 'execution_crashed';
+export type FailureReason = 'unknown_receiver' | 'agent_failed' | 'mailbox_full' | 'execution_crashed' | 'permission_denied';
 
-export const FAILURE_REASONS: readonly FailureReason[] = ['unknown_receiver', 'agent_failed', 'mailbox_full', 'execution_crashed'];
+export const FAILURE_REASONS: readonly FailureReason[] = ['unknown_receiver', 'agent_failed', 'mailbox_full', 'execution_crashed', 'permission_denied'];
 
 const FAILURE_TEXT: Readonly<Record<FailureReason, string>> = {
   unknown_receiver: 'unknown receiver',
   agent_failed: 'agent failed',
   mailbox_full: 'mailbox full',
   execution_crashed: 'execution crashed',
+  permission_denied: 'permission denied',
 };
 
 /** Trace context travels with the failure, so it joins the trace of the message that failed. */

@@ -100,7 +100,7 @@ export const CONFIG_SCHEMA = {
     block_duration: duration('15m', 'How long a blocked source gets RATE_LIMITED (reason auth_blocked).'),
     auto_block_suspicious_ips: bool(true, 'Block a source (IP address, and the key id it named) that fails authentication too often.'),
     enable_lockdown_mode: bool(false, 'Start in lockdown: every operation but health, metrics and audit answers UNAVAILABLE (reason lockdown); PUT /api/v1/system/lockdown lifts it.'),
-    auto_quarantine_suspicious_agents: bool(true, 'Fail (reason quarantined) an agent whose sends are refused more than max_failed_auth_attempts times within failed_auth_window. Reserved: agent sends are not checked yet.'),
+    auto_quarantine_suspicious_agents: bool(true, 'Fail (reason quarantined) an agent whose sends are refused more than max_failed_auth_attempts times within failed_auth_window.'),
     audit_events: subsetOf(
       ['authentication', 'authorization', 'agent_creation', 'agent_deletion', 'configuration_change', 'admin_action'] as const,
       ['authentication', 'authorization', 'agent_creation', 'agent_deletion', 'configuration_change', 'admin_action'],
