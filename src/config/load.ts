@@ -171,7 +171,10 @@ export function loadConfig(sources: ConfigSources = {}): Config {
       }
       const parsed = setting.parse(given.value);
       if (parsed === undefined) {
-        throw new ConfigError(`${section}.${key}`, `invalid ${setting.kind}: ${JSON.stringify(given.value)} (from ${given.from})`);
+        // A secret's value is never repeated, not even a wrong one: it may be a real key with a typo.
+        const shown = setting.secret === true ? '(value not shown)' : JSON.stringify(given.value);
+        const from = setting.secret === true ? given.from.replace(/=.*$/s, '=…') : given.from;
+        throw new ConfigError(`${section}.${key}`, `invalid ${setting.kind}: ${shown} (from ${from})`);
       }
       values[key] = parsed;
     }

@@ -173,6 +173,16 @@ describe('loadConfig', () => {
     assert.deepEqual(ignoredEnvNames({ SVC_RUNTIME_NOPE: '1', SVC_X: undefined }), [], 'an unknown key of a known section is refused by the loader instead');
   });
 
+  it('never repeats a secret\'s value in its error, from a flag or the environment', () => {
+    const typo = 'c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0MTI=';
+    for (const source of [{ argv: [`--cluster.secret=${typo}`], env: {} }, { argv: [], env: { SVC_CLUSTER_SECRET: typo } }]) {
+      assert.throws(
+        () => loadConfig(source),
+        (error: unknown) => error instanceof ConfigError && error.key === 'cluster.secret' && !error.message.includes(typo) && !error.message.includes('c2VjcmV0') && /value not shown/.test(error.message),
+      );
+    }
+  });
+
   it('has a doc string and an environment name for every setting', () => {
     for (const [section, settings] of Object.entries(CONFIG_SCHEMA)) {
       for (const [key, setting] of Object.entries(settings)) {
