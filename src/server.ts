@@ -186,7 +186,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       id: 'bus',
       start: () => {
         const bus = createMessageBus({ subscriberBufferSize: config.server.stream_buffer_size });
-        const history = createMessageHistory({ perAgent: runtime.message_history_size, maxAgents: runtime.max_agents });
+        const history = createMessageHistory({
+          perAgent: runtime.message_history_size,
+          maxAgents: runtime.max_agents,
+          bytesPerAgent: runtime.message_history_bytes,
+        });
         const following = history.follow(bus.subscribe());
         parts.bus = bus;
         parts.history = history;
@@ -248,6 +252,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     maxMemoryBytes: maxAgentMemoryBytes(runtime),
     lowerMemoryMaximum: runtime.lower_memory_maximum,
     streamBufferSize: config.server.stream_buffer_size,
+    streamBufferBytes: config.server.stream_buffer_bytes,
     metrics,
     tracing,
   });

@@ -51,7 +51,7 @@ export function fromStartFailure(error: unknown, agentId: string): SvcError {
 
 /**
  * A client's message the router refused: unknown receiver NOT_FOUND, a full
- * mailbox RESOURCE_EXHAUSTED (retry later), a failed agent UNAVAILABLE (it
+ * mailbox or a server short of memory RESOURCE_EXHAUSTED (retry later), a failed agent UNAVAILABLE (it
  * will not take messages until it is redeployed or restarted).
  */
 export function fromRefusal(reason: FailureReason, receiver: string): SvcError {
@@ -60,6 +60,8 @@ export function fromRefusal(reason: FailureReason, receiver: string): SvcError {
       return new SvcError('NOT_FOUND', `agent ${receiver} not found`, { agent_id: receiver, reason });
     case 'mailbox_full':
       return new SvcError('RESOURCE_EXHAUSTED', `the mailbox of agent ${receiver} is full`, { agent_id: receiver, reason });
+    case 'memory_pressure':
+      return new SvcError('RESOURCE_EXHAUSTED', 'the server is short of memory and takes no new work now; retry later', { agent_id: receiver, reason });
     case 'agent_failed':
       return new SvcError('UNAVAILABLE', `agent ${receiver} has failed and takes no messages`, { agent_id: receiver, reason });
     case 'execution_crashed':

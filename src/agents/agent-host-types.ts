@@ -16,11 +16,18 @@ import type { Tracing } from '../telemetry/tracing.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
 import type { DispatcherStats } from './dispatcher.js';
+import type { HeapGauge } from './memory-guard.js';
 import type { Router } from './router.js';
 
 export interface AgentSettings {
   maxAgents: number;
   mailboxSize: number;
+  /** Bytes waiting per agent (`runtime.mailbox_bytes`). */
+  mailboxBytes: number;
+  /** Bytes waiting in all mailboxes together (`runtime.max_queued_bytes`). */
+  maxQueuedBytes: number;
+  /** Share of the V8 heap limit past which new work is refused (`runtime.memory_pressure_ratio`). */
+  memoryPressureRatio: number;
   /** 0 disables hibernation. */
   idleTimeoutMs: number;
   startupTimeoutMs: number;
@@ -51,6 +58,8 @@ export interface AgentHostOptions {
   settings: AgentSettings;
   /** Agents' sends checked against their capabilities, and quarantine (DESIGN.md section 9); unchecked when unset. */
   sendPolicy?: SendPolicy;
+  /** The V8 heap as the memory guard reads it; V8's own figures by default. */
+  heap?: HeapGauge;
 }
 
 export interface HostStats extends DispatcherStats {
@@ -92,6 +101,8 @@ export interface AgentHost {
   activeAgents(): number;
   /** Messages waiting in mailboxes (`svc_message_queue_size`). */
   queuedMessages(): number;
+  /** Bytes those messages hold (message-size.ts). */
+  queuedBytes(): number;
   stats(): HostStats;
   /* The root supervisor's view of the host (a ChildHandle). */
   onExit(listener: (exit: ChildExit) => void): () => void;

@@ -31,6 +31,7 @@
 import { context } from '@opentelemetry/api';
 import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
 import { PLATFORM_SENDER, type FailureReason, type Message } from '../bus/message.js';
+import { messageBytes } from '../bus/message-size.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AdmittedModule } from '../sandbox/types.js';
 import type { AgentRecord, NewAgent } from '../store/types.js';
@@ -43,6 +44,7 @@ import type { AgentState } from './agent-service-types.js';
 import { detachedClock } from './detached-clock.js';
 import { createDispatcher, type Dispatcher, type SendCheck } from './dispatcher.js';
 import { createLifecycleEvents } from './lifecycle-events.js';
+import { createMemoryGuard } from './memory-guard.js';
 import { createMessageTrace } from './message-trace.js';
 import { createMetricTally } from './metric-tally.js';
 import { createRestartCounts } from './restart-counts.js';
@@ -53,11 +55,18 @@ export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './ag
 const draining = () => new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
 
 /** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
+const memoryPressure = () =>
+  new SvcError('RESOURCE_EXHAUSTED', 'the server is short of memory and deploys no agent now; retry later', { reason: 'memory_pressure' });
 const nameTaken = (name: string) => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
 const ALLOWED: SendCheck = { allowed: true };
 
 export function createAgentHost(options: AgentHostOptions): AgentHost {
   const { store, pool, bus, history, admission, log, metrics, tracing, clock, settings, sendPolicy } = options;
+  const memory = createMemoryGuard({
+    maxQueuedBytes: settings.maxQueuedBytes,
+    pressureRatio: settings.memoryPressureRatio,
+    ...(options.heap === undefined ? {} : { heap: options.heap }),
+  });
   /** Every agent the host runs, registered or still being deployed. */
   const agents = new Map<string, AgentRuntime>();
   /** Name → agent id of the same agents: a taken name is refused before the start, not after it. */
@@ -112,17 +121,17 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   // The router asks `refusal` then `enqueue` for the same receiver; remembering it saves a lookup per message.
   let lastLooked: AgentRuntime | undefined;
   const mailboxes: Mailboxes = {
-    refusal(receiver) {
-      const agent = agents.get(receiver);
+    refusal(message) {
+      const agent = agents.get(message.receiver);
       lastLooked = agent;
       if (agent === undefined || !agent.accepting || agent.state === 'stopping' || agent.state === 'stopped') return undefined;
       if (agent.state === 'failed') return 'agent_failed';
-      return agent.mailbox.length >= agent.mailbox.capacity ? 'mailbox_full' : null;
+      const bytes = messageBytes(message);
+      return agent.mailboxRefusal(bytes) ?? memory.admit(bytes);
     },
     enqueue(message) {
       const agent = lastLooked?.id === message.receiver ? lastLooked : agents.get(message.receiver)!;
-      agent.mailbox.push(message);
-      agent.arrivals.push(clock.now());
+      agent.enqueue(message, clock.now());
       // A hibernated agent wakes for this message: the wake (a transition, a log line) is part of its trace.
       if (agent.state === 'hibernated') context.with(messageTrace.messageContext(message), () => dispatcher.ready(agent));
       else dispatcher.ready(agent);
@@ -132,7 +141,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   function rejectMailbox(agent: AgentRuntime, reason: FailureReason, detail?: string): void {
     agent.arrivals.clear();
-    for (let message = agent.mailbox.shift(); message !== undefined; message = agent.mailbox.shift()) {
+    for (let message = agent.takeMessage(); message !== undefined; message = agent.takeMessage()) {
       dispatcher.undeliverable(message, reason, detail);
     }
   }
@@ -163,6 +172,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     startupTimeoutMs: settings.startupTimeoutMs,
     shutdownTimeoutMs: settings.shutdownTimeoutMs,
     mailboxSize: settings.mailboxSize,
+    mailboxBytesLimit: settings.mailboxBytes,
+    memory,
     cpuQuotaMillicores: settings.cpuQuotaMillicores,
     maxMemoryBytes: settings.maxMemoryBytes,
   };
@@ -199,6 +210,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
 
   async function deploy(input: NewAgent, module: Uint8Array, admitted: AdmittedModule): Promise<AgentRuntime> {
     if (!accepting) throw draining();
+    if (memory.pressured()) throw memoryPressure();
     if (names.has(input.name)) throw nameTaken(input.name);
     // What the store will hold; its answer replaces it once written.
     const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, restartCount: 0, updatedAt: input.createdAt };
@@ -342,6 +354,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       for (const agent of agents.values()) queued += agent.mailbox.length;
       return queued;
     },
+    queuedBytes: () => memory.queuedBytes,
     stats: () => ({ ...dispatcher.stats(), restarts }),
     onExit: (listener) => supervisor.onExit(listener),
     async stop(reason = 'shutdown') {

@@ -19,6 +19,7 @@ import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { abnormalExit, type ChildDecision, type ChildHandle, type Clock, type StartContext, type TimerHandle } from '../../supervisors/index.js';
 import type { LifecycleEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
+import { messageBytes } from '../bus/message-size.js';
 import { createRingBuffer, type RingBuffer } from '../bus/ring-buffer.js';
 import type { AdmittedModule, ExecutionResult, ExecutorPool, InstanceHandle, InstanceSnapshot } from '../sandbox/types.js';
 import type { AgentRecord } from '../store/types.js';
@@ -26,6 +27,7 @@ import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { AgentChild, type Stoppable } from './agent-child.js';
+import type { MemoryGuard } from './memory-guard.js';
 import { agentMachine, visibleState, type AgentMachine, type LifecyclePort, type LifecycleState } from './agent-machine.js';
 import type { AgentState } from './agent-service-types.js';
 import { createCpuBudget, type CpuBudget } from './cpu-budget.js';
@@ -55,6 +57,10 @@ export interface AgentEnvironment {
   readonly startupTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   readonly mailboxSize: number;
+  /** `runtime.mailbox_bytes`. */
+  readonly mailboxBytesLimit: number;
+  /** The instance-wide budget the mailboxes' bytes count against. */
+  readonly memory: MemoryGuard;
   readonly cpuQuotaMillicores: number;
   /** `max_memory_pages` in bytes, as the server runs now. */
   readonly maxMemoryBytes: number;
@@ -73,6 +79,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   readonly mailbox: RingBuffer<Message>;
   /** `clock.now()` when each mailbox message was accepted, in step with `mailbox`, for the processing time. */
   readonly arrivals: RingBuffer<number>;
+  /** Bytes of the messages in `mailbox` (message-size.ts). */
+  mailboxBytes = 0;
   readonly budget: CpuBudget;
   readonly origin: AgentOrigin;
   /** The machine's visible state, cached: read on every routed message. */
@@ -252,6 +260,38 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     this.throttle = undefined;
     this.mailbox.clear();
     this.arrivals.clear();
+    this.env.memory.released(this.mailboxBytes);
+    this.mailboxBytes = 0;
+  }
+
+  /**
+   * Why the mailbox cannot take `bytes` more: full by count or by bytes. An
+   * empty mailbox takes any one message the API admitted, so no message is
+   * refused forever.
+   */
+  mailboxRefusal(bytes: number): 'mailbox_full' | null {
+    if (this.mailbox.length >= this.mailbox.capacity) return 'mailbox_full';
+    return this.mailbox.length > 0 && this.mailboxBytes + bytes > this.env.mailboxBytesLimit ? 'mailbox_full' : null;
+  }
+
+  /** Queues a message the router accepted; `now` is its arrival time. */
+  enqueue(message: Message, now: number): void {
+    const bytes = messageBytes(message);
+    this.mailbox.push(message);
+    this.arrivals.push(now);
+    this.mailboxBytes += bytes;
+    this.env.memory.queued(bytes);
+  }
+
+  /** The oldest waiting message, taken out of the mailbox and its bytes out of both budgets. */
+  takeMessage(): Message | undefined {
+    const message = this.mailbox.shift();
+    if (message !== undefined) {
+      const bytes = messageBytes(message);
+      this.mailboxBytes -= bytes;
+      this.env.memory.released(bytes);
+    }
+    return message;
   }
 
   /* LifecyclePort: the work the machine invokes. */

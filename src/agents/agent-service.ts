@@ -58,6 +58,8 @@ export interface AgentServiceOptions {
   maxMemoryBytes: number;
   /** `runtime.lower_memory_maximum`: a module's maximum above the agent's `memory_limit` is lowered, not refused. */
   lowerMemoryMaximum: boolean;
+  /** `server.stream_buffer_bytes`. */
+  streamBufferBytes: number;
   /** `server.stream_buffer_size`. */
   streamBufferSize: number;
   /** The server's registry: `metrics` answers its samples, the figures of the Prometheus listener. */
@@ -202,7 +204,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (id !== undefined && host.get(id) === undefined && host.store.getAgent(id) === undefined) {
         throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       }
-      return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize });
+      return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
     },
 
     async recentMessages(agentId, _ctx, limit) {

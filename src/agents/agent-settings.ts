@@ -19,6 +19,9 @@ export function agentSettingsFrom(runtime: Config['runtime']): AgentSettings {
   return {
     maxAgents: runtime.max_agents,
     mailboxSize: runtime.mailbox_size,
+    mailboxBytes: runtime.mailbox_bytes,
+    maxQueuedBytes: runtime.max_queued_bytes,
+    memoryPressureRatio: runtime.memory_pressure_ratio,
     idleTimeoutMs: runtime.agent_idle_timeout,
     startupTimeoutMs: runtime.agent_startup_timeout,
     shutdownTimeoutMs: runtime.agent_shutdown_timeout,

@@ -142,7 +142,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
   }
 
   function dispatch(agent: AgentRuntime, instance: InstanceHandle): void {
-    const message = agent.mailbox.shift()!;
+    const message = agent.takeMessage()!;
     agent.inFlight = message;
     // One reading of the clock for the agent's bookkeeping and the execution's span: each reading costs the message path.
     const now = clock.now();

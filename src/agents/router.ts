@@ -28,10 +28,11 @@ export interface Router {
 /** The local agents' mailboxes, as the router sees them. */
 export interface Mailboxes {
   /**
-   * Whether the local agent `receiver` can take a message now: `null` when it
-   * can, the reason when it cannot, `undefined` when there is no such agent.
+   * Whether the local agent `message.receiver` can take `message` now: `null`
+   * when it can, the reason when it cannot, `undefined` when there is no such
+   * agent.
    */
-  refusal(receiver: string): FailureReason | null | undefined;
+  refusal(message: Message): FailureReason | null | undefined;
   /** Queues a message `refusal` accepted; the agent's dispatch is scheduled from there. */
   enqueue(message: Message): void;
 }
@@ -45,6 +46,7 @@ const REFUSED: Readonly<Record<FailureReason, RouteOutcome>> = {
   unknown_receiver: UNKNOWN,
   agent_failed: { ok: false, reason: 'agent_failed' },
   mailbox_full: { ok: false, reason: 'mailbox_full' },
+  memory_pressure: { ok: false, reason: 'memory_pressure' },
   execution_crashed: { ok: false, reason: 'execution_crashed' },
   permission_denied: { ok: false, reason: 'permission_denied' },
 };
@@ -57,7 +59,7 @@ export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes): Router
         bus.publish({ kind: 'message', direction: 'delivered', message });
         return ACCEPTED;
       }
-      const refusal = mailboxes.refusal(message.receiver);
+      const refusal = mailboxes.refusal(message);
       if (refusal === undefined) return UNKNOWN;
       if (refusal !== null) return REFUSED[refusal];
       // Published before it is queued: queuing may dispatch at once, and `sent` comes before `delivered`.

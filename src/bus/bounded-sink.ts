@@ -8,11 +8,12 @@
  * limit. So demand is signalled by the write function: it returns nothing
  * when the event is written and the consumer can take the next one, or a
  * promise that settles when it can. Events arriving meanwhile queue here, up
- * to `bufferSize`; one more and the consumer is too slow: the sink
+ * to `bufferSize` items and `bufferBytes` bytes (by `sizeOf`; one item larger
+ * than that still waits alone); one more and the consumer is too slow: the sink
  * unsubscribes from the source, drops the queue and fails with
  * RESOURCE_EXHAUSTED (`reason: slow_consumer`). Memory per consumer is thus at
- * most `bufferSize` events, however fast the source and however stalled the
- * consumer.
+ * most `bufferSize` events and about `bufferBytes` bytes, however fast the
+ * source and however stalled the consumer.
  *
  * Adapters, for the transports:
  * - WebSocket (`ws`): send at once while `ws.bufferedAmount` is under a
@@ -27,9 +28,12 @@ import { createRingBuffer } from './ring-buffer.js';
 /** Returns when the item is written; a promise means "busy until it settles" (a rejection ends the sink). */
 export type SinkWrite<T> = (item: T) => void | Promise<unknown>;
 
-export interface BoundedSinkOptions {
+export interface BoundedSinkOptions<T> {
   /** Items that may wait while a write is in flight; one more and the sink fails. */
   bufferSize: number;
+  /** Bytes that may wait, as `sizeOf` counts them; unbounded without `sizeOf`. */
+  bufferBytes?: number;
+  sizeOf?: (item: T) => number;
   /** Told how many items were lost when the sink fails for being slow (for the owner's counters). */
   onOverflow?: (dropped: number) => void;
 }
@@ -58,8 +62,9 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 /** Subscribes to `source` at once and writes every item through `write`, one at a time, in order. */
-export function createBoundedSink<T>(source: Observable<T>, write: SinkWrite<T>, options: BoundedSinkOptions): BoundedSink {
-  const { bufferSize, onOverflow } = options;
+export function createBoundedSink<T>(source: Observable<T>, write: SinkWrite<T>, options: BoundedSinkOptions<T>): BoundedSink {
+  const { bufferSize, onOverflow, sizeOf } = options;
+  const bufferBytes = options.bufferBytes ?? Infinity;
   if (!Number.isInteger(bufferSize) || bufferSize < 1) throw new RangeError(`bufferSize must be a positive integer, got ${bufferSize}`);
   const queue = createRingBuffer<T>(bufferSize);
   let resolve!: () => void;
@@ -76,6 +81,7 @@ export function createBoundedSink<T>(source: Observable<T>, write: SinkWrite<T>,
   let sourceDone = false;
   let highWater = 0;
   let written = 0;
+  let queuedBytes = 0;
   // Added to after subscribing: if a synchronous source already ended the sink, `add` unsubscribes at once.
   const subscription = new Subscription();
 
@@ -84,6 +90,7 @@ export function createBoundedSink<T>(source: Observable<T>, write: SinkWrite<T>,
     ended = true;
     subscription.unsubscribe();
     queue.clear();
+    queuedBytes = 0;
     if (outcome === undefined) resolve();
     else reject(outcome.error);
   }
@@ -104,7 +111,9 @@ export function createBoundedSink<T>(source: Observable<T>, write: SinkWrite<T>,
         if (sourceDone) end(undefined);
         return;
       }
-      startWrite(queue.shift() as T);
+      const item = queue.shift() as T;
+      if (sizeOf !== undefined) queuedBytes -= sizeOf(item);
+      startWrite(item);
     }
   }
 
@@ -132,18 +141,23 @@ export function createBoundedSink<T>(source: Observable<T>, write: SinkWrite<T>,
       startWrite(item);
       return;
     }
-    if (!queue.push(item)) {
+    const bytes = sizeOf === undefined ? 0 : sizeOf(item);
+    const overBytes = queue.length > 0 && queuedBytes + bytes > bufferBytes;
+    if (overBytes || !queue.push(item)) {
       const dropped = queue.length + 1;
       onOverflow?.(dropped);
+      const behind = overBytes ? `${bufferBytes} bytes` : `${bufferSize} events`;
       fail(
-        new SvcError('RESOURCE_EXHAUSTED', `subscriber fell more than ${bufferSize} events behind and was dropped`, {
+        new SvcError('RESOURCE_EXHAUSTED', `subscriber fell more than ${behind} behind and was dropped`, {
           reason: 'slow_consumer',
           dropped: String(dropped),
           buffer_size: String(bufferSize),
+          ...(overBytes ? { buffer_bytes: String(bufferBytes) } : {}),
         }),
       );
       return;
     }
+    queuedBytes += bytes;
     if (queue.length > highWater) highWater = queue.length;
   }
 

@@ -9,7 +9,7 @@
  *   behind: each event is handled before `publish` returns.
  * - `connect(filter, write)`: for a consumer that writes asynchronously (a
  *   WebSocket, a gRPC stream). A bounded queue sits between the bus and the
- *   write; past `bufferSize` waiting events the subscription ends with
+ *   write; past `bufferSize` waiting events (or `bufferBytes` of them) the subscription ends with
  *   RESOURCE_EXHAUSTED `slow_consumer` (see bounded-sink.ts). This is the only
  *   place an event can wait, so memory per subscriber is bounded.
  *
@@ -20,6 +20,7 @@ import { Observable, Subject } from 'rxjs';
 import { createBoundedSink, type BoundedSink, type SinkWrite } from './bounded-sink.js';
 import type { BusEvent, MessageEvent } from './events.js';
 import { compileFilter, type BusFilter } from './filter.js';
+import { messageBytes } from './message-size.js';
 import { canReportFailure, failureMessage, FAILURE_REASONS, type CompleteOptions, type FailureReason, type Message } from './message.js';
 
 /** Events a slow subscriber may lag by before it is dropped: about a second of a busy agent's traffic. */
@@ -32,7 +33,14 @@ export interface MessageBusOptions extends CompleteOptions {
 
 export interface ConnectOptions {
   bufferSize?: number;
+  /** Bytes of events that may wait (message-size.ts); unbounded when absent. */
+  bufferBytes?: number;
 }
+
+/** What a lifecycle event holds, as the stream buffers count it. */
+const LIFECYCLE_EVENT_BYTES = 256;
+
+const eventBytes = (event: BusEvent): number => (event.kind === 'message' ? messageBytes(event.message) : LIFECYCLE_EVENT_BYTES);
 
 export interface MessageBusStats {
   /** Events published since start. */
@@ -118,6 +126,7 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
     connect(filter, write, connectOptions = {}) {
       return createBoundedSink(subscribe(filter), write, {
         bufferSize: connectOptions.bufferSize ?? defaultBuffer,
+        ...(connectOptions.bufferBytes === undefined ? {} : { bufferBytes: connectOptions.bufferBytes, sizeOf: eventBytes }),
         onOverflow: (dropped) => {
           counters.slowConsumers++;
           counters.droppedEvents += dropped;

@@ -2,26 +2,32 @@
  * Recent messages per agent, for the plain `GET /agents/{id}/messages`. A
  * ring of the last `perAgent` messages sent or received by each tracked
  * agent; agents are tracked from deploy to undeploy, so memory is bounded by
- * `perAgent × maxAgents` messages. Only tracked agents get a ring: a message
+ * `perAgent × maxAgents` messages, and each ring to `bytesPerAgent` bytes
+ * (message-size.ts; the oldest go first past it). Only tracked agents get a ring: a message
  * to a mistyped receiver or from a client costs nothing here.
  */
 import type { Observable, Subscription } from 'rxjs';
 import type { BusEvent } from './events.js';
 import type { Message } from './message.js';
+import { messageBytes } from './message-size.js';
 import { createRingBuffer, type RingBuffer } from './ring-buffer.js';
 
 export const DEFAULT_HISTORY_PER_AGENT = 100;
 /** The default `max_agents`: history never holds more agents than an instance hosts. */
 export const DEFAULT_HISTORY_MAX_AGENTS = 10_000;
+export const DEFAULT_HISTORY_BYTES_PER_AGENT = 1024 * 1024;
 
 export interface MessageHistoryOptions {
   perAgent?: number;
   maxAgents?: number;
+  bytesPerAgent?: number;
 }
 
 export interface MessageHistoryStats {
   agents: number;
   messages: number;
+  /** Bytes of those messages. */
+  bytes: number;
   /** Rings dropped because `maxAgents` was reached (the oldest tracked agent's goes first). */
   evictedAgents: number;
 }
@@ -46,24 +52,43 @@ export interface MessageHistory {
 export function createMessageHistory(options: MessageHistoryOptions = {}): MessageHistory {
   const perAgent = options.perAgent ?? DEFAULT_HISTORY_PER_AGENT;
   const maxAgents = options.maxAgents ?? DEFAULT_HISTORY_MAX_AGENTS;
-  for (const [name, value] of [['perAgent', perAgent], ['maxAgents', maxAgents]] as const) {
+  const bytesPerAgent = options.bytesPerAgent ?? DEFAULT_HISTORY_BYTES_PER_AGENT;
+  for (const [name, value] of [['perAgent', perAgent], ['maxAgents', maxAgents], ['bytesPerAgent', bytesPerAgent]] as const) {
     if (!Number.isInteger(value) || value < 1) throw new RangeError(`${name} must be a positive integer, got ${value}`);
   }
   // Map iteration is insertion order, which makes the oldest tracked agent the first key.
-  const rings = new Map<string, RingBuffer<Message>>();
+  const rings = new Map<string, { messages: RingBuffer<Message>; bytes: number }>();
   let messages = 0;
+  let bytes = 0;
   let evictedAgents = 0;
 
   function append(agentId: string, message: Message): void {
     const ring = rings.get(agentId);
     if (ring === undefined) return;
-    if (ring.pushEvicting(message) === undefined) messages++;
+    const size = messageBytes(message);
+    if (size > bytesPerAgent) return;
+    const evicted = ring.messages.pushEvicting(message);
+    if (evicted === undefined) messages++;
+    else drop(ring, messageBytes(evicted));
+    ring.bytes += size;
+    bytes += size;
+    // Never empties the ring: the message just kept fits alone.
+    while (ring.bytes > bytesPerAgent) {
+      drop(ring, messageBytes(ring.messages.shift()!));
+      messages--;
+    }
+  }
+
+  function drop(ring: { bytes: number }, size: number): void {
+    ring.bytes -= size;
+    bytes -= size;
   }
 
   function forget(agentId: string): void {
     const ring = rings.get(agentId);
     if (ring === undefined) return;
-    messages -= ring.length;
+    messages -= ring.messages.length;
+    bytes -= ring.bytes;
     rings.delete(agentId);
   }
 
@@ -83,18 +108,18 @@ export function createMessageHistory(options: MessageHistoryOptions = {}): Messa
           evictedAgents++;
         }
       }
-      rings.set(agentId, createRingBuffer<Message>(perAgent));
+      rings.set(agentId, { messages: createRingBuffer<Message>(perAgent), bytes: 0 });
     },
     forget,
     record,
     recent(agentId, limit) {
-      return rings.get(agentId)?.toArray(limit) ?? [];
+      return rings.get(agentId)?.messages.toArray(limit) ?? [];
     },
     follow(events) {
       return events.subscribe((event) => {
         if (event.kind === 'message' && event.direction !== 'delivered') record(event.message);
       });
     },
-    stats: () => ({ agents: rings.size, messages, evictedAgents }),
+    stats: () => ({ agents: rings.size, messages, bytes, evictedAgents }),
   };
 }

@@ -303,14 +303,15 @@ export function completeMessage(draft: MessageDraft, opts: CompleteOptions = {})
 }
 
 /** Why a message could not be delivered or handled; also the metadata `failure_reason` of the failure message. */
-export type FailureReason = 'unknown_receiver' | 'agent_failed' | 'mailbox_full' | 'execution_crashed' | 'permission_denied';
+export type FailureReason = 'unknown_receiver' | 'agent_failed' | 'mailbox_full' | 'memory_pressure' | 'execution_crashed' | 'permission_denied';
 
-export const FAILURE_REASONS: readonly FailureReason[] = ['unknown_receiver', 'agent_failed', 'mailbox_full', 'execution_crashed', 'permission_denied'];
+export const FAILURE_REASONS: readonly FailureReason[] = ['unknown_receiver', 'agent_failed', 'mailbox_full', 'memory_pressure', 'execution_crashed', 'permission_denied'];
 
 const FAILURE_TEXT: Readonly<Record<FailureReason, string>> = {
   unknown_receiver: 'unknown receiver',
   agent_failed: 'agent failed',
   mailbox_full: 'mailbox full',
+  memory_pressure: 'memory pressure',
   execution_crashed: 'execution crashed',
   permission_denied: 'permission denied',
 };
@@ -331,7 +332,7 @@ export function canReportFailure(original: Message): boolean {
 
 /**
  * The FIPA `failure` the platform sends to the sender of `original`. Content
- * is the reason as text (`unknown receiver`, `agent failed`, `mailbox full`,
+ * is the reason as text (`unknown receiver`, `agent failed`, `mailbox full`, `memory pressure`,
  * `execution crashed: <detail>`); metadata carries `failure_reason`,
  * `failed_message_id` and the original's trace context. It stays in the
  * original's conversation and protocol, `in_reply_to` its `reply_with`, else

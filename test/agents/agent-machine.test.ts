@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createSimulatedClock, type ChildExit, type ChildHandle, type SimulatedClock, type StartReason } from '../../supervisors/index.js';
 import { AgentRuntime, type AgentEnvironment } from '../../src/agents/agent-runtime.js';
+import { createMemoryGuard } from '../../src/agents/memory-guard.js';
 import type { LifecycleState } from '../../src/agents/agent-machine.js';
 import { createAdmission } from '../../src/sandbox/admission.js';
 import type { AdmittedModule, ExecutionResult, ExecutorPool } from '../../src/sandbox/types.js';
@@ -77,6 +78,8 @@ function subject(module: keyof typeof modules, origin: 'deploy' | 'restore' = 'd
     startupTimeoutMs: STARTUP_MS,
     shutdownTimeoutMs: SHUTDOWN_MS,
     mailboxSize: 10,
+    mailboxBytesLimit: MiB,
+    memory: createMemoryGuard({ maxQueuedBytes: MiB, pressureRatio: 1 }),
     cpuQuotaMillicores: 0,
     maxMemoryBytes: MiB,
   };

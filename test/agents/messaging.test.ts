@@ -166,6 +166,38 @@ describe('messaging', { timeout: TEST_TIMEOUT_MS }, () => {
     }
   });
 
+  it('a mailbox full by bytes refuses a client (mailbox_full), the bytes of all mailboxes past max_queued_bytes refuse with memory_pressure, and nothing accepted is lost (issue 41)', async () => {
+    const t = await startTestServer({
+      clock: createSimulatedClock(),
+      overrides: { 'runtime.mailbox_bytes': 4_000, 'runtime.max_queued_bytes': 5_200 },
+    });
+    try {
+      const events = t.events();
+      const busy = await deploy(t, await compile(burner(100_000_000)), 'busy');
+      const other = await deploy(t, await compile(burner(100_000_000)), 'other');
+      const kib = 'x'.repeat(1_024);
+      const send = (receiver: string) => t.service.send({ receiver, message_type: 'request', content: kib }, ctx);
+      await send(busy);
+      await send(other);
+      await waitForState(t, busy, 'executing');
+      await waitForState(t, other, 'executing');
+      // About 1.6 KB each as counted: two wait in a 4,000-byte mailbox, the third does not fit.
+      await send(busy);
+      await send(busy);
+      await assert.rejects(send(busy), isCode('RESOURCE_EXHAUSTED', 'mailbox_full'));
+      // The other mailbox has room, but all mailboxes together would pass 5,200 bytes with its second.
+      // (An agent sender's refusal takes the same path as mailbox_full's above: a FIPA failure.)
+      await send(other);
+      await assert.rejects(send(other), isCode('RESOURCE_EXHAUSTED', 'memory_pressure'));
+      assert.ok(t.host().queuedBytes() <= 5_200);
+      await until(() => deliveredTo(events, CLIENT).filter((m) => m.sender === busy).length === 3, 'the three messages busy accepted handled');
+      await until(() => deliveredTo(events, CLIENT).filter((m) => m.sender === other).length === 2, 'the two messages other accepted handled');
+      assert.equal(t.host().queuedBytes(), 0);
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('keeps each agent recent messages, newest last', async () => {
     const t = await startTestServer({ clock: createSimulatedClock(), overrides: { 'runtime.message_history_size': 3 } });
     try {

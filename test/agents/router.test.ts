@@ -11,7 +11,7 @@ function setUp(refusals: Record<string, FailureReason | null>) {
   bus.subscribe().subscribe((e: BusEvent) => events.push(e.kind === 'message' ? `${e.direction}:${e.message.receiver}` : e.kind));
   const queued: Message[] = [];
   const mailboxes: Mailboxes = {
-    refusal: (receiver) => refusals[receiver],
+    refusal: (message) => refusals[message.receiver],
     enqueue: (message) => {
       events.push(`queued:${message.receiver}`);
       queued.push(message);

@@ -151,3 +151,15 @@ test('a rejection nobody awaits does not become an unhandled rejection', async (
 test('a bad bufferSize is refused', () => {
   for (const bad of [0, -3, 2.5]) assert.throws(() => createBoundedSink(from([]), () => undefined, { bufferSize: bad }), RangeError);
 });
+
+test('a sink counting bytes drops a consumer that falls more than bufferBytes behind; one large item waits alone (issue 41)', async () => {
+  const source = new Subject<string>();
+  const gate = gatedWrite<string>();
+  const sink = createBoundedSink(source, gate.write, { bufferSize: 100, bufferBytes: 10, sizeOf: (s) => s.length });
+  source.next('in flight');
+  source.next('x'.repeat(50));
+  assert.equal(sink.buffered, 1, 'larger than bufferBytes, but alone');
+  source.next('y');
+  await assert.rejects(sink.done, (e: unknown) => e instanceof SvcError && e.metadata['reason'] === 'slow_consumer' && e.metadata['buffer_bytes'] === '10');
+  assert.ok(sink.closed);
+});

@@ -111,7 +111,7 @@ test('reportFailure counts, publishes the platform failure and returns it for de
   assert.equal(crashed?.content, 'execution crashed: trap');
   assert.equal(bus.reportFailure(failure, 'unknown_receiver'), undefined, 'a failure is not answered');
   const stats = bus.stats();
-  assert.deepEqual(stats.failures, { unknown_receiver: 2, agent_failed: 0, mailbox_full: 0, execution_crashed: 1, permission_denied: 0 });
+  assert.deepEqual(stats.failures, { unknown_receiver: 2, agent_failed: 0, mailbox_full: 0, memory_pressure: 0, execution_crashed: 1, permission_denied: 0 });
   assert.equal(stats.failureReplies, 2);
 });
 

@@ -20,7 +20,7 @@ test('each tracked agent keeps its last N messages, sent or received, oldest fir
   assert.deepEqual(history.recent('b'), [messages[0], messages[1], messages[4]]);
   assert.deepEqual(history.recent('a', 2), [messages[2], messages[3]]);
   assert.deepEqual(history.recent('c'), [], 'untracked agents keep nothing');
-  assert.deepEqual(history.stats(), { agents: 2, messages: 6, evictedAgents: 0 });
+  assert.deepEqual(history.stats(), { agents: 2, messages: 6, bytes: history.stats().bytes, evictedAgents: 0 });
 });
 
 test('a message an agent sends itself is kept once', () => {
@@ -39,7 +39,7 @@ test('forget drops an agent and its messages; track is idempotent', () => {
   history.forget('a');
   history.forget('a');
   assert.deepEqual(history.recent('a'), []);
-  assert.deepEqual(history.stats(), { agents: 0, messages: 0, evictedAgents: 0 });
+  assert.deepEqual(history.stats(), { agents: 0, messages: 0, bytes: 0, evictedAgents: 0 });
 });
 
 test('the total stays bounded: past maxAgents the oldest tracked agent is evicted', () => {
@@ -48,7 +48,7 @@ test('the total stays bounded: past maxAgents the oldest tracked agent is evicte
   for (let n = 0; n < 100; n++) for (const id of ['a', 'b', 'c']) history.record(msg(id, 'elsewhere'));
   assert.equal(history.stats().messages, 15);
   history.track('d');
-  assert.deepEqual(history.stats(), { agents: 3, messages: 10, evictedAgents: 1 });
+  assert.deepEqual(history.stats(), { agents: 3, messages: 10, bytes: history.stats().bytes, evictedAgents: 1 });
   assert.deepEqual(history.recent('a'), []);
 });
 
@@ -70,4 +70,19 @@ test('follow records each message once from the bus (sent and platform, not deli
 test('bad sizes are refused', () => {
   assert.throws(() => createMessageHistory({ perAgent: 0 }), RangeError);
   assert.throws(() => createMessageHistory({ maxAgents: -1 }), RangeError);
+});
+
+test('each ring keeps at most bytesPerAgent bytes: the oldest go first, and a larger message is not kept (issue 41)', () => {
+  const big = (n: number) => completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content: String(n).repeat(1000) });
+  const history = createMessageHistory({ perAgent: 100, bytesPerAgent: 4000 });
+  history.track('a');
+  const sent = [big(1), big(2), big(3), big(4)];
+  for (const m of sent) history.record(m);
+  // About 1.5 KB each: two fit.
+  assert.deepEqual(history.recent('a'), [sent[2], sent[3]]);
+  assert.ok(history.stats().bytes <= 4000);
+  history.record(completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content: 'z'.repeat(5000) }));
+  assert.deepEqual(history.recent('a'), [sent[2], sent[3]], 'the oversized message left the ring alone');
+  history.forget('a');
+  assert.equal(history.stats().bytes, 0);
 });

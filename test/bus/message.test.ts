@@ -245,6 +245,7 @@ const FAILURES = [
   { reason: 'unknown_receiver', detail: undefined, content: 'unknown receiver' },
   { reason: 'agent_failed', detail: undefined, content: 'agent failed' },
   { reason: 'mailbox_full', detail: undefined, content: 'mailbox full' },
+  { reason: 'memory_pressure', detail: undefined, content: 'memory pressure' },
   { reason: 'execution_crashed', detail: 'fuel_exhausted', content: 'execution crashed: fuel_exhausted' },
 ] as const;
 
