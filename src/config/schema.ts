@@ -53,6 +53,7 @@ export const CONFIG_SCHEMA = {
     mailbox_bytes: size('16MiB', 'Bytes of the messages waiting per agent; past it a send is refused as for mailbox_size (reason mailbox_full). An empty mailbox takes any one message.'),
     max_queued_bytes: size('256MiB', 'Bytes of the messages waiting in all mailboxes together; past it sends fail with RESOURCE_EXHAUSTED (reason memory_pressure) and an agent sender gets a FIPA failure.'),
     memory_pressure_ratio: ratio(0.7, 'Share of the V8 heap limit in use past which the server refuses new messages and deploys (RESOURCE_EXHAUSTED, reason memory_pressure) until the heap shrinks again.'),
+    heap_limit: size('0', 'V8 old-generation limit of the server process (Node\'s --max-old-space-size); `svc start` restarts itself with it when set. 0 keeps the limit Node chose (from the machine\'s memory).'),
     message_history_size: int(100, 'Recent messages kept per agent for GET /agents/{id}/messages.', 1),
     message_history_bytes: size('1MiB', 'Bytes of recent messages kept per agent; the oldest go first past it, and a single larger message is not kept.'),
     restart_max_restarts: int(5, 'Restarts an agent may make within restart_period; one more and it goes to failed.', 0),

@@ -4,11 +4,13 @@
  * (starting) while stored agents are restored; `listening` is logged once
  * everything is up.
  */
+import { getHeapStatistics } from 'node:v8';
 import { ignoredEnvNames } from '../../config/load.js';
 import type { Listeners } from '../../listeners.js';
 import type { Server } from '../../server.js';
 import { defineCommand } from '../command.js';
 import { EXIT } from '../exit-codes.js';
+import { heapLimitExecArgv, runUnderHeapLimit } from '../heap-limit.js';
 import { SERVER_CONFIG_FLAG, serverConfig } from './server-flags.js';
 
 /** Resolves on the first SIGTERM/SIGINT; a second one exits at once. Installed before start-up so an early signal still drains. */
@@ -34,7 +36,8 @@ server.metrics_addr (Prometheus /metrics), and logs one JSON line per event on s
 executions finish, /ready answers 503) and exits 0; a second signal exits at once.
 It exits 1 at once when another server holds its data directory, or when the store it finds
 holds less than the data directory recorded or fails its integrity check; --recover accepts
-such a store as found (or rebuilds one whose indexes are damaged), once, by hand.`,
+such a store as found (or rebuilds one whose indexes are damaged), once, by hand.
+With runtime.heap_limit set, it runs the server as a child process under that V8 heap limit.`,
   args: [],
   flags: {
     config: SERVER_CONFIG_FLAG,
@@ -49,6 +52,8 @@ such a store as found (or rebuilds one whose indexes are damaged), once, by hand
   ],
   async run({ values, settings, io }) {
     const config = serverConfig(io, values.config, settings);
+    const execArgv = heapLimitExecArgv(process.execArgv, config.runtime.heap_limit);
+    if (execArgv !== undefined) return runUnderHeapLimit(execArgv);
     // Loaded here, not with the command table: the client commands and --help never need the server.
     const [{ startServer }, { startListeners }, { createLogger, loggerOptionsFrom }] = await Promise.all([
       import('../../server.js'),
@@ -77,7 +82,7 @@ such a store as found (or rebuilds one whose indexes are damaged), once, by hand
     }
     const listeners = bound;
     if (listeners === undefined) throw new Error('the listeners did not start');
-    log.info({ ...listeners.addresses }, 'listening');
+    log.info({ ...listeners.addresses, heap_limit: getHeapStatistics().heap_size_limit }, 'listening');
     // Either an operator's signal, or the root supervisor giving up on a service.
     const reason = await Promise.race([stopped.then((signal) => ({ signal })), server.exited.then((exit) => ({ exit }))]);
     log.info(reason, 'shutting down');
