@@ -41,6 +41,7 @@ import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import { VERSION } from '../version.js';
 import { fromRefusal, fromStartFailure, fromStoreError } from './agent-errors.js';
+import type { AgentRecord } from '../store/types.js';
 import type { AgentHost } from './agent-host.js';
 import type { AgentService, CallContext } from './agent-service-types.js';
 import { toAgent } from './agent-view.js';
@@ -79,6 +80,15 @@ function unavailable(starting: boolean): SvcError {
 function agentIdOf(value: unknown, field = 'agent_id'): string {
   if (typeof value !== 'string' || value === '') throw new SvcError('INVALID_ARGUMENT', `${field} is required`, { field, reason: 'required' });
   return value;
+}
+
+/** A record read from the store for an agent this node does not run; a storage fault is UNAVAILABLE, as for writes. */
+function storedAgent(host: AgentHost, id: string): AgentRecord | undefined {
+  try {
+    return host.store.getAgent(id);
+  } catch (error) {
+    throw fromStoreError(error);
+  }
 }
 
 export function createAgentService(options: AgentServiceOptions): AgentService {
@@ -176,7 +186,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const id = agentIdOf(agentId);
       const runtime = host.get(id);
       if (runtime !== undefined) return toAgent(runtime.record, runtime);
-      const record = host.store.getAgent(id);
+      const record = storedAgent(host, id);
       if (record === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       return toAgent(record, undefined);
     },
@@ -201,7 +211,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const valid = validateFilter(filter);
       // A stream filtered by an agent that does not exist would wait forever for nothing.
       const id = valid.agent_id;
-      if (id !== undefined && host.get(id) === undefined && host.store.getAgent(id) === undefined) {
+      if (id !== undefined && host.get(id) === undefined && storedAgent(host, id) === undefined) {
         throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       }
       return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
@@ -213,7 +223,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
         throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
       }
-      if (host.get(id) === undefined && host.store.getAgent(id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      if (host.get(id) === undefined && storedAgent(host, id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       return host.history.recent(id, limit);
     },
 

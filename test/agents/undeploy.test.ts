@@ -12,7 +12,8 @@ import { isSvcError } from '../../src/errors/svc-error.js';
 import { burner, compile } from './agent-wat.js';
 import { CLIENT, TEST_TIMEOUT_MS, ask, ctx, deploy, example, messages, startTestServer, transitions, until, waitForState } from './agent-fixtures.js';
 
-const isCode = (code: string) => (error: unknown) => isSvcError(error) && error.code === code;
+const isCode = (code: string, reason?: string) => (error: unknown) =>
+  isSvcError(error) && error.code === code && (reason === undefined || error.metadata['reason'] === reason);
 
 describe('undeploy', { timeout: TEST_TIMEOUT_MS }, () => {
   it('regression (issue 41): of 15 concurrent undeploys of one agent, one answers OK and 14 NOT_FOUND', async () => {
@@ -51,6 +52,32 @@ describe('undeploy', { timeout: TEST_TIMEOUT_MS }, () => {
       assert.equal((await waitForState(restarted, id, 'running')).name, 'echo', 'the unacknowledged undeploy left it deployed');
     } finally {
       await restarted?.stop();
+      await t.stop();
+    }
+  });
+
+  it('regression (issue 41): reads that fall back to the store answer a damaged record with 503 storage_corrupt, not 500', async () => {
+    const t = await startTestServer({ clock: createSimulatedClock() });
+    try {
+      const id = await deploy(t, example('echo'), 'echo');
+      // A record this node does not run, damaged on disk: get, history and a stream filter read it from the store.
+      const other = new Database(t.host().store.path);
+      try {
+        other
+          .prepare(
+            `INSERT INTO agents (agent_id, name, capabilities, resources, module_sha256, desired_state, restart_count, node_id, created_at, updated_at)
+             SELECT 'damaged', 'damaged', capabilities, '{}', module_sha256, 'stopped', 0, node_id, created_at, updated_at FROM agents WHERE agent_id = ?`,
+          )
+          .run(id);
+      } finally {
+        other.close();
+      }
+      const corrupt = isCode('UNAVAILABLE', 'storage_corrupt');
+      await assert.rejects(t.service.get('damaged', ctx), corrupt);
+      await assert.rejects(t.service.recentMessages('damaged', ctx), corrupt);
+      assert.throws(() => t.service.subscribe({ agent_id: 'damaged' }, () => undefined, ctx), corrupt);
+      assert.equal((await t.service.get(id, ctx)).state, 'running', 'the running agent is read from memory');
+    } finally {
       await t.stop();
     }
   });
