@@ -9,7 +9,9 @@
  *
  * Signals: SIGTERM to this process is passed on to the server. A terminal's
  * Ctrl-C reaches both processes (one process group), so SIGINT is not passed
- * on: the server would take it twice and exit without draining.
+ * on: the server would take it twice and exit without draining. If this
+ * process dies without passing anything on (SIGKILL), the server sees its
+ * IPC channel close and drains as for SIGTERM, rather than run on orphaned.
  */
 import { spawn } from 'node:child_process';
 
@@ -26,7 +28,8 @@ export function heapLimitExecArgv(execArgv: readonly string[], heapLimitBytes: n
 
 /** Runs this process's command line again under `execArgv`; resolves with the child's exit code. */
 export function runUnderHeapLimit(execArgv: readonly string[]): Promise<number> {
-  const child = spawn(process.execPath, [...execArgv, ...process.argv.slice(1)], { stdio: 'inherit', env: process.env });
+  // The IPC channel tells the server when this process is gone, even by SIGKILL: it drains then (start.ts).
+  const child = spawn(process.execPath, [...execArgv, ...process.argv.slice(1)], { stdio: ['inherit', 'inherit', 'inherit', 'ipc'], env: process.env });
   const passOn = (): void => void child.kill('SIGTERM');
   // Caught here so the first SIGINT does not end this process before the server drained.
   const keep = (): void => undefined;

@@ -32,11 +32,11 @@ export interface Running {
 }
 
 /** `svc ARGS` as a real process in `cwd`, with only the environment given (no svc.toml, no SVC_* of the caller). */
-export function runSvc(args: readonly string[], cwd: string, env: Record<string, string> = {}): Running {
+export function runSvc(args: readonly string[], cwd: string, env: Record<string, string> = {}, killAfterMs = KILL_AFTER_MS): Running {
   const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
-  const timer = setTimeout(() => child.kill('SIGKILL'), KILL_AFTER_MS);
+  const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
   child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const done = new Promise<Run>((resolve, reject) => {
@@ -73,8 +73,8 @@ export interface SvcProcess {
   kill(): Promise<Run>;
 }
 
-export function startSvc(dataDir: string, args: readonly string[] = [], env: Record<string, string> = {}): SvcProcess {
-  const running = runSvc(['start', ...args], dataDir, { ...PORTS, SVC_DATA_DIR: dataDir, SVC_RUNTIME_EXECUTOR_WORKERS: '1', ...env });
+export function startSvc(dataDir: string, args: readonly string[] = [], env: Record<string, string> = {}, killAfterMs = KILL_AFTER_MS): SvcProcess {
+  const running = runSvc(['start', ...args], dataDir, { ...PORTS, SVC_DATA_DIR: dataDir, SVC_RUNTIME_EXECUTOR_WORKERS: '1', ...env }, killAfterMs);
   const lines: LogLine[] = [];
   let partial = '';
   let announce: (url: string) => void = () => undefined;

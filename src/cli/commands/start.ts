@@ -24,6 +24,8 @@ function stopSignal(onSecond: (signal: NodeJS.Signals) => void): Promise<NodeJS.
     };
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
+    // Run by `svc start` under a heap limit (heap-limit.ts): that process is gone, so stop as it would have asked.
+    if (process.connected) process.once('disconnect', () => stop('SIGTERM'));
   });
 }
 
