@@ -25,7 +25,11 @@ function stopSignal(onSecond: (signal: NodeJS.Signals) => void): Promise<NodeJS.
     process.on('SIGTERM', stop);
     process.on('SIGINT', stop);
     // Run by `svc start` under a heap limit (heap-limit.ts): that process is gone, so stop as it would have asked.
-    if (process.connected) process.once('disconnect', () => stop('SIGTERM'));
+    // The channel must not keep this process alive once the server stopped.
+    if (process.connected) {
+      process.once('disconnect', () => stop('SIGTERM'));
+      process.channel?.unref();
+    }
   });
 }
 
