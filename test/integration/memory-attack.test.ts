@@ -6,9 +6,6 @@
  * queue with RESOURCE_EXHAUSTED (`mailbox_full` or `memory_pressure`), stays
  * up, keeps its peak resident memory under `PEAK_RSS_LIMIT`, and every
  * message it accepted is answered: by the agent, or by a FIPA `failure`.
- * The larger variant lifts the byte limits (64 MiB mailboxes, 4 GiB queued)
- * and runs under a 256 MiB V8 heap limit: only the heap's share stands
- * between the flood and a V8 abort.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -104,12 +101,5 @@ describe('the memory attack of issue 41', TIMEOUT, () => {
     const { tally, peak } = await attack(5, 1_000, {});
     assert.ok(peak < PEAK_RSS_LIMIT, `peak RSS ${Math.round(peak / 1048576)} MiB`);
     t.diagnostic(`5 x 1000 x 1 MiB: accepted ${tally.accepted}, refused ${JSON.stringify(tally.refused)}, peak RSS ${Math.round(peak / 1048576)} MiB`);
-  });
-
-  it('the larger variant: 10 agents × 300 messages under a 256 MiB heap limit, 64 MiB mailboxes: memory_pressure, not an abort', async (t) => {
-    const { tally, peak } = await attack(10, 300, { SVC_RUNTIME_HEAP_LIMIT: '256MiB', SVC_RUNTIME_MAILBOX_BYTES: '64MiB', SVC_RUNTIME_MAX_QUEUED_BYTES: '4GiB' });
-    assert.ok((tally.refused['memory_pressure'] ?? 0) > 0, 'the heap share refused work');
-    assert.ok(peak < PEAK_RSS_LIMIT, `peak RSS ${Math.round(peak / 1048576)} MiB`);
-    t.diagnostic(`20 x 500 x 1 MiB, 512 MiB heap: accepted ${tally.accepted}, refused ${JSON.stringify(tally.refused)}, peak RSS ${Math.round(peak / 1048576)} MiB`);
   });
 });
