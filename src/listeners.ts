@@ -13,6 +13,7 @@ import { grpcServerOptionsFrom } from './api/grpc/grpc-server-options.js';
 import { createHttpServer, httpServerOptionsFrom, type HttpServer } from './api/http/http-server.js';
 import { createMetricsServer, type MetricsServer } from './api/http/metrics-server.js';
 import type { Readiness } from './api/http/probes.js';
+import { clusterServiceDefinition } from './cluster/cluster-proto.js';
 import { authSummary } from './security/auth-summary.js';
 import { createOcspStapler, type OcspStapler } from './security/tls/ocsp-stapler.js';
 import { createTlsMaterial, tlsSettingsFrom, type TlsMaterial } from './security/tls/tls-material.js';
@@ -63,7 +64,8 @@ export async function startListeners(server: Server, config: Config, log: Logger
   const tls: TlsMaterial | undefined = tlsSettings === undefined ? undefined : createTlsMaterial(tlsSettings, { clock: server.clock, log });
   const ocsp: OcspStapler | undefined = tls !== undefined && config.security.enable_ocsp_stapling ? createOcspStapler(tls, { clock: server.clock, log }) : undefined;
   const secured = { security: server.security, ...(tls === undefined ? {} : { tls }) };
-  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), ...telemetry, readiness, ...secured });
+  const services = server.cluster === undefined ? [] : [{ definition: clusterServiceDefinition(), implementation: server.cluster.implementation }];
+  const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), ...telemetry, readiness, ...secured, services });
   const http: HttpServer = createHttpServer(server.service, httpServerOptionsFrom(config, { readiness, ...telemetry, ...secured, ...(ocsp === undefined ? {} : { ocsp }) }));
   const closeTls = (): void => {
     ocsp?.close();

@@ -35,7 +35,10 @@ import { agentSettingsFrom, maxAgentMemoryBytes } from './agents/agent-settings.
 import { createMessageBus, type MessageBus } from './bus/bus.js';
 import { createMessageHistory, type MessageHistory } from './bus/history.js';
 import type { Config } from './config/schema.js';
-import { checkUnavailableSettings } from './config/unavailable-settings.js';
+import { checkIgnoredSettings } from './config/ignored-settings.js';
+import { createClusterHost } from './cluster-host.js';
+import { checkClusterSettings } from './cluster/cluster-node.js';
+import { createServerCluster, type ServerCluster } from './cluster/server-cluster.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
 import { checkProtectedMode } from './security/protected-mode.js';
 import { createSecurity, type Security } from './security/security.js';
@@ -71,6 +74,8 @@ export interface StartOptions {
   whileStarting?: (server: Server) => Promise<void>;
   /** `svc start --recover`: accept the store as found when it holds less than the data directory recorded (open-store.ts). */
   recover?: boolean;
+  /** Where the listeners bound (read once the services are up): a cluster node announces them to the others. */
+  listenerAddresses?: () => { grpc: string; http: string } | undefined;
 }
 
 export interface Server {
@@ -85,6 +90,8 @@ export interface Server {
   readonly security: Security;
   /** The clock every timeout and backoff runs on (`StartOptions.clock`). */
   readonly clock: Clock;
+  /** This node's part in a cluster (`cluster.addr` set); undefined when it runs alone. */
+  readonly cluster: ServerCluster | undefined;
   /** The current agent host (tests, benchmarks); undefined while starting and once stopped. */
   host(): AgentHost | undefined;
   /** False until the services first came up (see `StartOptions.whileStarting`). */
@@ -104,8 +111,10 @@ function serviceHandle(close: () => Promise<void> | void): ChildHandle {
 }
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
-  checkUnavailableSettings(config, log);
+  checkIgnoredSettings(config, log);
   checkProtectedMode(config);
+  // Before anything binds or opens: a non-loopback cluster.addr without cluster.secret stops the start here.
+  if (config.cluster.addr !== '') checkClusterSettings(config.cluster);
   const dataDir = resolve(options.cwd ?? process.cwd(), config.storage.data_dir);
   mkdirSync(dataDir, { recursive: true });
   const runtime = config.runtime;
@@ -143,6 +152,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
 
   const parts: { store?: GuardedStore; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
   const nodeId = config.cluster.node_id === '' ? opened.nodeId : config.cluster.node_id;
+  const clusterHost = createClusterHost({ host: () => parts.host, store: () => parts.store }, () => cluster?.agents()?.localChanged());
+  const cluster: ServerCluster | undefined =
+    config.cluster.addr === ''
+      ? undefined
+      : createServerCluster(config.cluster, { nodeId, host: clusterHost, log, metrics, clock, ...(options.random === undefined ? {} : { random: options.random }) });
 
   const children: ChildSpec[] = [
     {
@@ -217,6 +231,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           settings,
           sendPolicy,
           ...(options.random === undefined ? {} : { random: options.random }),
+          ...(cluster === undefined ? {} : { remote: { forward: (message) => cluster.agents()?.forward(message) } }),
         });
         host.onExit(() => {
           if (parts.host === host) parts.host = undefined;
@@ -255,6 +270,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     streamBufferBytes: config.server.stream_buffer_bytes,
     metrics,
     tracing,
+    remote: () => cluster?.agents(),
+    self: () => {
+      const addresses = options.listenerAddresses?.();
+      return { node_id: nodeId, address: '', grpc_address: addresses?.grpc ?? '', http_address: addresses?.http ?? '', state: 'alive', incarnation: 0 };
+    },
   });
 
   let stopping: Promise<void> | undefined;
@@ -273,11 +293,13 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     tracing,
     security,
     clock,
+    cluster,
     host: () => parts.host,
     exited,
     stop() {
-      stopping ??= root
-        .stop('shutdown')
+      // The others hear this node leave (not die) before its agents stop answering.
+      stopping ??= (cluster?.stop() ?? Promise.resolve())
+        .then(() => root.stop('shutdown'))
         // Both wait on the collector at most `otlp_timeout`, and at the same time.
         .then(() => Promise.all([metricsExport.shutdown(), tracing.shutdown()]))
         .then(() => {
@@ -307,6 +329,17 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     security.close();
     lock.release();
     throw error;
+  }
+  if (cluster !== undefined) {
+    const addresses = options.listenerAddresses?.();
+    try {
+      await cluster.start({ grpc: addresses?.grpc ?? '', http: addresses?.http ?? '' });
+    } catch (error) {
+      await root.stop('shutdown');
+      security.close();
+      lock.release();
+      throw error;
+    }
   }
   starting = false;
   log.info({ data_dir: dataDir, node_id: nodeId, workers: parts.pool?.stats().workers, agents: parts.host?.size }, 'started');

@@ -17,7 +17,8 @@ import type { AgentRuntime } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
 import type { DispatcherStats } from './dispatcher.js';
 import type { HeapGauge } from './memory-guard.js';
-import type { Router } from './router.js';
+import type { RemoteRoute, RouteOutcome, Router } from './router.js';
+import type { Message } from '../bus/message.js';
 
 export interface AgentSettings {
   maxAgents: number;
@@ -60,6 +61,8 @@ export interface AgentHostOptions {
   sendPolicy?: SendPolicy;
   /** The V8 heap as the memory guard reads it; V8's own figures by default. */
   heap?: HeapGauge;
+  /** Receivers on other nodes, in a cluster. */
+  remote?: RemoteRoute;
 }
 
 export interface HostStats extends DispatcherStats {
@@ -96,6 +99,8 @@ export interface AgentHost {
   /** A registered agent. */
   get(agentId: string): AgentRuntime | undefined;
   readonly router: Router;
+  /** A message another node forwarded: published here as well, and delivered here or refused, never forwarded again. */
+  deliverForwarded(message: Message): RouteOutcome;
   countStates(): Record<AgentState, number>;
   /** Agents neither stopped nor failed (`svc_agents_active`). */
   activeAgents(): number;

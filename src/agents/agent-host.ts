@@ -137,7 +137,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       else dispatcher.ready(agent);
     },
   };
-  const router: Router = createLocalRouter(bus, mailboxes);
+  const router: Router = createLocalRouter(bus, mailboxes, options.remote, (message, reason, detail) => dispatcher.undeliverable(message, reason, detail));
+  // What another node forwarded is delivered here or refused, never forwarded again: nodes whose registries disagree cannot bounce it.
+  const localRouter: Router = createLocalRouter(bus, mailboxes);
 
   function rejectMailbox(agent: AgentRuntime, reason: FailureReason, detail?: string): void {
     agent.arrivals.clear();
@@ -343,6 +345,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     remove,
     get,
     router,
+    // Published as sent here too: this node's streams and history show what its agents and clients receive.
+    deliverForwarded: (message) => localRouter.route(message),
     countStates,
     activeAgents() {
       let active = 0;

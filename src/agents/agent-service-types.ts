@@ -83,6 +83,19 @@ export interface MetricsSummary {
   samples: MetricSample[];
 }
 
+/** One member as `ListMembers` answers it. */
+export interface ClusterMember {
+  node_id: string;
+  /** Gossip address, host:port. */
+  address: string;
+  grpc_address: string;
+  http_address: string;
+  state: 'alive' | 'suspect' | 'dead' | 'left';
+  incarnation: number;
+  /** Agents the registry places on it. */
+  agents: number;
+}
+
 export interface AgentService {
   deploy(request: DeployAgentRequest, ctx: CallContext): Promise<{ agent_id: string }>;
   undeploy(agentId: string, ctx: CallContext): Promise<void>;
@@ -104,6 +117,8 @@ export interface AgentService {
   recentMessages(agentId: string, ctx: CallContext, limit?: number): Promise<Message[]>;
   health(ctx: CallContext): Promise<HealthResponse>;
   metrics(ctx: CallContext): Promise<MetricsSummary>;
+  /** The cluster's members as this node sees them; only this node when it runs alone. */
+  members(ctx: CallContext): Promise<{ members: ClusterMember[] }>;
 }
 
 export type { BusFilter };

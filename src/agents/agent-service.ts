@@ -35,6 +35,7 @@ import { newId } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import { checkAgentMemory } from '../sandbox/agent-memory.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '../store/store.js';
 import { isStoreError } from '../store/store-error.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
@@ -43,8 +44,10 @@ import { VERSION } from '../version.js';
 import { fromRefusal, fromStartFailure, fromStoreError } from './agent-errors.js';
 import type { AgentRecord } from '../store/types.js';
 import type { AgentHost } from './agent-host.js';
-import type { AgentService, CallContext } from './agent-service-types.js';
+import type { AgentService, CallContext, ClusterMember } from './agent-service-types.js';
+import { mergePages } from './agent-pages.js';
 import { toAgent } from './agent-view.js';
+import type { RemoteAgents } from './remote-agents.js';
 import { validateDeployRequest } from './deploy-request.js';
 import { createMessageTrace } from './message-trace.js';
 
@@ -67,6 +70,10 @@ export interface AgentServiceOptions {
   metrics: Metrics;
   /** The spans of deploys and sends, children of the calling door's span. */
   tracing: Tracing;
+  /** The other nodes' agents, in a cluster; undefined on a node that runs alone (or before its cluster started). */
+  remote?: () => RemoteAgents | undefined;
+  /** This node as `ListMembers` shows it when it runs alone. */
+  self?: () => Omit<ClusterMember, 'agents'>;
 }
 
 const MAX_RECENT = 1_000;
@@ -94,7 +101,13 @@ function storedAgent(host: AgentHost, id: string): AgentRecord | undefined {
 export function createAgentService(options: AgentServiceOptions): AgentService {
   const { tracing } = options;
   const messageTrace = createMessageTrace(tracing);
+  const remote = (): RemoteAgents | undefined => options.remote?.();
   let deploying = 0;
+
+  /** Known here or on another node. */
+  function exists(host: AgentHost, id: string): boolean {
+    return host.get(id) !== undefined || storedAgent(host, id) !== undefined || remote()?.isRemote(id) === true;
+  }
 
   /** The host, for calls that change something: refused while shutting down. */
   function active(): AgentHost {
@@ -114,6 +127,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     async deploy(request, _ctx) {
       const host = active();
       const valid = validateDeployRequest(request, { maxMemoryBytes: options.maxMemoryBytes });
+      if (remote()?.nameTaken(valid.name) === true) {
+        throw new SvcError('ALREADY_EXISTS', `an agent named "${valid.name}" already exists`, { field: 'name', name: valid.name, reason: 'conflict' });
+      }
       const { maxAgents } = host.settings;
       if (host.size + deploying >= maxAgents) {
         throw new SvcError('RESOURCE_EXHAUSTED', `this instance hosts at most ${maxAgents} agents`, { reason: 'max_agents', limit: String(maxAgents) });
@@ -147,6 +163,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         } catch (error) {
           throw isStoreError(error) ? fromStoreError(error) : fromStartFailure(error, agentId);
         }
+        remote()?.localChanged();
         return { agent_id: agentId };
       } finally {
         if (reserved) deploying -= 1;
@@ -156,6 +173,11 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
     async undeploy(agentId, _ctx) {
       const host = active();
       const id = agentIdOf(agentId);
+      const cluster = remote();
+      if (host.get(id) === undefined && cluster?.isRemote(id) === true) {
+        await cluster.undeploy(id);
+        return;
+      }
       try {
         // On this node the host undeploys it; otherwise only its record is left to delete.
         if (host.get(id) !== undefined) await host.remove(id);
@@ -163,6 +185,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       } catch (error) {
         throw fromStoreError(error);
       }
+      remote()?.localChanged();
     },
 
     async list(request, _ctx) {
@@ -171,21 +194,27 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (!Number.isSafeInteger(pageSize) || pageSize < 0) {
         throw new SvcError('INVALID_ARGUMENT', 'page_size must be a whole number >= 0', { field: 'page_size', reason: 'wrong_type' });
       }
-      let page;
+      const pageToken = request.page_token ?? '';
+      const cluster = remote();
       try {
-        page = host.store.listAgents({ pageSize, pageToken: request.page_token ?? '' });
+        const page = host.store.listAgents({ pageSize, pageToken });
+        const agents = page.agents.map((record) => toAgent(record, host.get(record.agentId)));
+        if (cluster === undefined) return { agents, next_page_token: page.nextPageToken };
+        const size = pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(pageSize, MAX_PAGE_SIZE);
+        return mergePages({ agents, more: page.nextPageToken !== '' }, cluster.list(), pageToken, size);
       } catch (error) {
         const mapped = fromStoreError(error);
         throw mapped.code === 'INVALID_ARGUMENT' ? new SvcError(mapped.code, mapped.message, { ...mapped.metadata, field: 'page_token' }) : mapped;
       }
-      return { agents: page.agents.map((record) => toAgent(record, host.get(record.agentId))), next_page_token: page.nextPageToken };
     },
 
-    async get(agentId, _ctx) {
+    async get(agentId, ctx) {
       const host = readable();
       const id = agentIdOf(agentId);
       const runtime = host.get(id);
       if (runtime !== undefined) return toAgent(runtime.record, runtime);
+      const cluster = remote();
+      if (cluster?.isRemote(id) === true) return cluster.get(id, ctx);
       const record = storedAgent(host, id);
       if (record === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       return toAgent(record, undefined);
@@ -198,7 +227,9 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         ...(receiverOverride === undefined ? {} : { receiver: receiverOverride }),
       });
       // The door's span is active: the message's `svc.messages.send` span is its child.
-      const outcome = messageTrace.sendFromClient(message, context.active(), (accepted) => host.router.route(accepted));
+      let outcome = messageTrace.sendFromClient(message, context.active(), (accepted) => host.router.route(accepted));
+      // A client hears the other node's refusal as it would this node's.
+      if (outcome.ok && outcome.forwarded !== undefined) outcome = await outcome.forwarded;
       if (!outcome.ok) {
         options.metrics.messageErrors.inc({ message_type: message.message_type });
         throw fromRefusal(outcome.reason, message.receiver);
@@ -211,7 +242,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const valid = validateFilter(filter);
       // A stream filtered by an agent that does not exist would wait forever for nothing.
       const id = valid.agent_id;
-      if (id !== undefined && host.get(id) === undefined && storedAgent(host, id) === undefined) {
+      if (id !== undefined && !exists(host, id)) {
         throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       }
       return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
@@ -223,7 +254,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
         throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
       }
-      if (host.get(id) === undefined && storedAgent(host, id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      if (!exists(host, id)) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       return host.history.recent(id, limit);
     },
 
@@ -241,6 +272,14 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     metrics(_ctx) {
       return options.metrics.toSamples();
+    },
+
+    async members(_ctx) {
+      const cluster = remote();
+      if (cluster !== undefined) return { members: cluster.members() };
+      const self = options.self?.();
+      const host = options.host();
+      return { members: self === undefined ? [] : [{ ...self, agents: host?.activeAgents() ?? 0 }] };
     },
   };
 }

@@ -1,9 +1,9 @@
 /**
  * Where a message goes once it is sent: the seam between the bus and
- * delivery. Today every receiver is local (an agent's mailbox here, or a
- * client reading the bus); the cluster issue wraps this router with one that
- * sends messages for agents on other nodes over gRPC, without agents or the
- * dispatcher knowing.
+ * delivery. A receiver is an agent's mailbox here, a client reading the bus,
+ * or, in a cluster, an agent (or a client) on another node: the message is
+ * forwarded there (`RemoteRoute`, over node-to-node gRPC), without agents or
+ * the dispatcher knowing.
  *
  * A router accepts or refuses at once and never runs an agent itself: the
  * mailbox it hands a message to schedules the execution. On acceptance it
@@ -12,9 +12,20 @@
  * agent).
  */
 import type { MessageBus } from '../bus/bus.js';
-import type { FailureReason, Message } from '../bus/message.js';
+import { PLATFORM_SENDER, type FailureReason, type Message } from '../bus/message.js';
 
-export type RouteOutcome = { readonly ok: true } | { readonly ok: false; readonly reason: FailureReason; readonly detail?: string };
+export type RouteOutcome =
+  /** `forwarded`: the message went to another node, which answers with its own outcome. */
+  | { readonly ok: true; readonly forwarded?: Promise<RouteOutcome> }
+  | { readonly ok: false; readonly reason: FailureReason; readonly detail?: string };
+
+/** Messages for receivers on other nodes (remote-agents.ts). */
+export interface RemoteRoute {
+  forward(message: Message): Promise<RouteOutcome> | undefined;
+}
+
+/** An agent's message another node refused: its sender gets a FIPA `failure`, as for a local refusal. */
+export type ForwardRefused = (message: Message, reason: FailureReason, detail?: string) => void;
 
 export interface Router {
   /**
@@ -51,16 +62,36 @@ const REFUSED: Readonly<Record<FailureReason, RouteOutcome>> = {
   permission_denied: { ok: false, reason: 'permission_denied' },
 };
 
-export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes): Router {
+/**
+ * Clients' refusals are answered by the caller (AgentService throws), and a
+ * platform failure is never answered, so only an agent's refused message
+ * goes to `refused`.
+ */
+function watchForward(message: Message, forwarded: Promise<RouteOutcome>, refused: ForwardRefused | undefined): void {
+  if (refused === undefined || message.sender.startsWith(CLIENT_PREFIX) || message.sender === PLATFORM_SENDER) return;
+  void forwarded.then((outcome) => {
+    if (!outcome.ok) refused(message, outcome.reason, outcome.detail);
+  });
+}
+
+export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes, remote?: RemoteRoute, refused?: ForwardRefused): Router {
   return {
     route(message, published = false) {
       if (message.receiver.startsWith(CLIENT_PREFIX)) {
         if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
         bus.publish({ kind: 'message', direction: 'delivered', message });
+        // A client that sent through another node reads its replies there.
+        void remote?.forward(message);
         return ACCEPTED;
       }
       const refusal = mailboxes.refusal(message);
-      if (refusal === undefined) return UNKNOWN;
+      if (refusal === undefined) {
+        const forwarded = remote?.forward(message);
+        if (forwarded === undefined) return UNKNOWN;
+        if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
+        watchForward(message, forwarded, refused);
+        return { ok: true, forwarded };
+      }
       if (refusal !== null) return REFUSED[refusal];
       // Published before it is queued: queuing may dispatch at once, and `sent` comes before `delivered`.
       if (!published) bus.publish({ kind: 'message', direction: 'sent', message });

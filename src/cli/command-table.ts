@@ -11,6 +11,7 @@ import { agentsListCommand } from './commands/agents-list.js';
 import { agentsUndeployCommand } from './commands/agents-undeploy.js';
 import { auditCommand } from './commands/audit.js';
 import { checkCommand } from './commands/check.js';
+import { clusterMembersCommand } from './commands/cluster-members.js';
 import { completionCommand } from './commands/completion.js';
 import { configCommand } from './commands/config.js';
 import { contextCurrentCommand } from './commands/context-current.js';
@@ -42,6 +43,7 @@ export const COMMANDS: readonly Command[] = [
   messagesTailCommand,
   messagesHistoryCommand,
   healthCommand,
+  clusterMembersCommand,
   keysCreateCommand,
   keysListCommand,
   keysRevokeCommand,
@@ -60,6 +62,7 @@ export const COMMANDS: readonly Command[] = [
 export const GROUPS: Readonly<Record<string, string>> = {
   agents: 'Deploy, list, inspect and undeploy agents.',
   messages: 'Send messages to agents, follow them live, read their history.',
+  cluster: 'Inspect the cluster this server is part of.',
   keys: 'Make, list, revoke and rotate API keys.',
   context: 'Manage contexts: named servers with their TLS files and credentials.',
   new: 'Create projects from templates.',

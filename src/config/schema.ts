@@ -134,9 +134,9 @@ export const CONFIG_SCHEMA = {
     deployment_environment: text('development', 'deployment.environment resource attribute.'),
   },
   cluster: {
-    addr: address('', 'Gossip bind address (host:port), UDP and TCP on one port; empty runs a single node. Env: SVC_CLUSTER_ADDR. Reserved: clustering is not available yet; a node with it set runs alone and logs a warning.', true),
+    addr: address('', 'Gossip bind address (host:port), UDP and TCP on one port; empty runs a single node. Env: SVC_CLUSTER_ADDR. Without cluster.secret it must be a loopback address.', true),
     advertise_addr: address('', 'Gossip address other nodes reach this one at; empty means cluster.addr with its bound port (a wildcard host needs this set).', true),
-    seeds: list([], 'Addresses of nodes to join at start. Env: SVC_CLUSTER_SEEDS (comma-separated). Reserved, like cluster.addr.'),
+    seeds: list([], 'Addresses (gossip host:port) of nodes to join at start, beside the members this node last knew. Env: SVC_CLUSTER_SEEDS (comma-separated).'),
     node_id: text('', 'This node\'s id; empty means one is generated and kept in the data directory.'),
     secret: {
       ...text('', 'Cluster key, base64 of 32 bytes: gossip is encrypted and authenticated with AES-256-GCM under it. Without it a node refuses a non-loopback cluster.addr. Generate one with `openssl rand -base64 32`.'),
@@ -156,7 +156,7 @@ export const CONFIG_SCHEMA = {
     awareness_max_multiplier: int(8, 'Upper bound of the local health multiplier on probe interval and timeout (Lifeguard); 1 turns local health off.', 1, 100),
     reconnect_interval: timeout('10s', 'Time between two attempts to reach a member held dead (a full-state exchange with one at random), so partitions heal.'),
     reconnect_timeout: duration('24h', 'How long a dead or departed member is kept and retried before it is forgotten.'),
-    replication_factor: int(2, 'Nodes that store an agent\'s module before its deploy is acknowledged. Reserved: used once agents fail over between nodes.', 1, 16),
+    replication_factor: int(2, 'Nodes that store an agent\'s module before its deploy is acknowledged. Reserved: agents do not fail over between nodes yet, so a deploy is acknowledged once stored on the node that received it.', 1, 16),
   },
   storage: {
     data_dir: text('./data', 'Directory of the SQLite file and module blobs. Shortcut: SVC_DATA_DIR.'),

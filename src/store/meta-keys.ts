@@ -9,6 +9,8 @@ export const META_KEYS = {
   nodeId: 'node_id',
   acknowledgedDeploys: 'acknowledged_deploys',
   acknowledgedUndeploys: 'acknowledged_undeploys',
+  /** The cluster members this node last knew (known-members.ts), so a restart rejoins through them. */
+  clusterMembers: 'cluster_members',
   /** Written by the write check of a faulted store (guarded-store.ts). */
   writeCheckedAt: 'write_checked_at',
 } as const;

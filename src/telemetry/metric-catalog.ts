@@ -5,8 +5,8 @@
  * docs/observability.md describes each entry.
  *
  * Labels come only from `METRIC_LABELS`, and each takes values from a
- * bounded set (22 performatives, a handful of HTTP verbs, eight RPCs, status
- * codes) except `agent_id`, whose series are removed when the agent is
+ * bounded set (22 performatives, a handful of HTTP verbs, the RPCs, status
+ * codes, four member states) except `agent_id`, whose series are removed when the agent is
  * undeployed. Per Prometheus naming, `_total` is on counters and only on them
  * (`promtool check metrics` enforces it).
  */
@@ -15,7 +15,7 @@ import { isPerformative } from '../bus/performatives.js';
 import { API_SPANS } from './span-names.js';
 
 /** The only label names a `svc_*` metric may carry. */
-export const METRIC_LABELS = ['agent_type', 'agent_id', 'message_type', 'method', 'status'] as const;
+export const METRIC_LABELS = ['agent_type', 'agent_id', 'message_type', 'method', 'status', 'state'] as const;
 export type MetricLabel = (typeof METRIC_LABELS)[number];
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -85,6 +85,10 @@ export const METRICS = {
   diskUsage: { name: 'svc_disk_usage_bytes', type: 'gauge', help: 'Disk space used by the data directory (SQLite file, module blobs), in bytes.', labels: [] },
   networkBytes: { name: 'svc_network_bytes_total', type: 'counter', help: 'Bytes received and sent on HTTP listener connections.', labels: [] },
   fileDescriptors: { name: 'svc_file_descriptors', type: 'gauge', help: 'File descriptors open in the server process.', labels: [] },
+  // Cluster
+  clusterMembers: { name: 'svc_cluster_members', type: 'gauge', help: 'Members of the cluster as this node sees them, itself included, by state (alive, suspect, dead, left).', labels: ['state'] },
+  clusterMessagesForwarded: { name: 'svc_cluster_messages_forwarded_total', type: 'counter', help: 'Messages this node sent on to another node for a receiver there.', labels: [] },
+  clusterFailovers: { name: 'svc_cluster_failovers_total', type: 'counter', help: 'Agents of a dead node this node started in its place.', labels: [] },
 } as const satisfies Record<string, MetricSpec>;
 
 export type MetricKey = keyof typeof METRICS;

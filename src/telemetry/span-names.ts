@@ -15,6 +15,7 @@ export const API_SPANS = {
   SubscribeMessages: 'svc.api.subscribe_messages',
   Health: 'svc.api.health',
   Metrics: 'svc.api.metrics',
+  ListMembers: 'svc.api.list_members',
   /** REST only: the plain `GET /agents/{id}/messages` (recent messages). */
   RecentMessages: 'svc.api.recent_messages',
 } as const;

@@ -14,7 +14,7 @@ import {
   type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
-import type { Agent, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
+import type { Agent, ClusterMember, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
 import type { ErrorCode } from '../../errors/svc-error.js';
 import type { ApiKeyInfo, AuditRecordJson, IssuedKey } from '../../security/security-service-types.js';
 import type { TokenPair } from '../../security/token-service.js';
@@ -83,6 +83,7 @@ export interface GrpcClient {
   subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
   health(settings?: CallSettings): Promise<HealthResponse>;
   metrics(settings?: CallSettings): Promise<MetricsSummary>;
+  listMembers(settings?: CallSettings): Promise<{ members: ClusterMember[] }>;
   createToken(request?: { grant_type?: string; client_id?: string; client_secret?: string }, settings?: CallSettings): Promise<TokenPair>;
   refreshToken(refreshToken: string, settings?: CallSettings): Promise<TokenPair>;
   createKey(request: { name: string; roles: string[]; expires_in?: number; rate_limit_per_hour?: number }, settings?: CallSettings): Promise<IssuedKey>;
@@ -150,6 +151,7 @@ export function createGrpcClient(
     },
     health: (settings) => unary('Health', {}, settings),
     metrics: (settings) => unary('Metrics', {}, settings),
+    listMembers: (settings) => unary('ListMembers', {}, settings),
     createToken: (request = {}, settings) => unary('CreateToken', request, settings),
     refreshToken: (refreshToken, settings) => unary('RefreshToken', { refresh_token: refreshToken }, settings),
     createKey: (request, settings) => unary('CreateKey', request, settings),

@@ -160,6 +160,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
     SubscribeMessages: subscribeMessages,
     Health: unary('Health', (_request: unknown, ctx) => service.health(ctx)),
     Metrics: unary('Metrics', (_request: unknown, ctx) => service.metrics(ctx)),
+    ListMembers: unary('ListMembers', (_request: unknown, ctx) => service.members(ctx)),
   };
   for (const [name, method] of Object.entries(SECURITY_METHODS)) {
     implementation[name] = unary(name, async (request: Record<string, unknown>, _ctx, metadata) => {

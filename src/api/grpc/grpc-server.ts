@@ -11,7 +11,7 @@
  * (grpc-strict-decode.ts). With TLS material it serves gRPC over TLS,
  * following certificate reloads.
  */
-import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition } from '@grpc/grpc-js';
+import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
 import type { Clock } from '../../../supervisors/index.js';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import { SvcError } from '../../errors/svc-error.js';
@@ -72,6 +72,8 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   security?: Security;
   /** Serve gRPC over TLS with this certificate, followed across reloads. */
   tls?: TlsMaterial;
+  /** Services beside the management API (the node-to-node ClusterService), which carry their own proof instead of passing the security steps. */
+  services?: ReadonlyArray<{ definition: ServiceDefinition; implementation: UntypedServiceImplementation }>;
 }
 
 function managementServiceDefinition(): ServiceDefinition {
@@ -129,6 +131,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     ...(options.clock === undefined ? {} : { clock: options.clock }),
   });
   server.addService(health.definition, health.implementation);
+  for (const extra of options.services ?? []) server.addService(extra.definition, extra.implementation);
   managementReflectionService([health.reflection]).addToServer(server);
   const injector = server.createConnectionInjector(options.tls === undefined ? ServerCredentials.createInsecure() : grpcTlsCredentials(options.tls));
 

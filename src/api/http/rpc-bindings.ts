@@ -88,4 +88,5 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
     },
   },
   Metrics: { status: 200, invoke: ({ service, ctx }) => service.metrics(ctx) },
+  ListMembers: { status: 200, invoke: ({ service, ctx }) => service.members(ctx) },
 };

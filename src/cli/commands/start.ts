@@ -78,6 +78,7 @@ With runtime.heap_limit set, it runs the server as a child process under that V8
     try {
       server = await startServer(config, log, {
         recover: values.recover === true,
+        listenerAddresses: () => bound?.addresses,
         whileStarting: async (starting) => {
           bound = await startListeners(starting, config, log);
         },

@@ -1,0 +1,31 @@
+/**
+ * What the agents' side asks of the cluster (src/cluster/ implements it),
+ * so neither the router nor AgentService knows where peers run, and
+ * `agents/` depends on nothing of the cluster. A node without a cluster has
+ * none of it.
+ */
+import type { Message } from '../bus/message.js';
+import type { Agent, CallContext, ClusterMember } from './agent-service-types.js';
+import type { RouteOutcome } from './router.js';
+
+export interface RemoteAgents {
+  /**
+   * Sends a message on to the node its receiver (an agent, or a client that
+   * sent through another node) is on; undefined when the receiver is not on
+   * another node. Resolves with that node's routing outcome.
+   */
+  forward(message: Message): Promise<RouteOutcome> | undefined;
+  /** Agents hosted on other nodes, as the registry knows them. */
+  list(): Agent[];
+  /** Whether the agent is hosted on another node. */
+  isRemote(agentId: string): boolean;
+  /** The agent as its own node answers; NOT_FOUND when no node hosts it. */
+  get(agentId: string, ctx: CallContext): Promise<Agent>;
+  /** Undeploys an agent another node hosts, on that node. */
+  undeploy(agentId: string): Promise<void>;
+  /** Whether another node's agent holds this name. */
+  nameTaken(name: string): boolean;
+  members(): ClusterMember[];
+  /** Tells the cluster this node's agents changed (a deploy, an undeploy), so the registry gossips it now. */
+  localChanged(): void;
+}

@@ -1,0 +1,123 @@
+/**
+ * `RemoteAgents` (agents/remote-agents.ts) over the registry, the
+ * membership and node-to-node gRPC: where another node's agent is, how a
+ * message reaches it, and how a reply reaches a client that sent through
+ * another node (the node remembers, per client, the node its last message
+ * came from).
+ */
+import { AGENT_STATES, type Agent, type AgentState, type ClusterMember } from '../agents/agent-service-types.js';
+import type { RemoteAgents } from '../agents/remote-agents.js';
+import { CLIENT_PREFIX, type RouteOutcome } from '../agents/router.js';
+import type { Message } from '../bus/message.js';
+import { SvcError } from '../errors/svc-error.js';
+import type { AgentRegistry } from './agent-registry.js';
+import type { Member } from './member.js';
+import type { NodeClients, NodeRef } from './node-clients.js';
+import type { RegistryEntry } from './registry-entry.js';
+
+/** Clients remembered for replies; the least recently heard of is forgotten first. */
+export const MAX_CLIENT_ROUTES = 10_000;
+
+export interface ClusterAgentsOptions {
+  readonly nodeId: string;
+  readonly members: () => Member[];
+  readonly member: (nodeId: string) => Member | undefined;
+  readonly registry: AgentRegistry;
+  readonly clients: NodeClients;
+  /** Counts each message sent on to another node. */
+  readonly forwarded: () => void;
+  readonly localChanged: () => void;
+}
+
+export interface ClusterAgents extends RemoteAgents {
+  /** A message from `client:<principal>` arrived through `nodeId`: that client's replies go back there. */
+  rememberClient(sender: string, nodeId: string): void;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const isState = (value: string): value is AgentState => (AGENT_STATES as readonly string[]).includes(value);
+
+function toAgent(entry: RegistryEntry): Agent {
+  return {
+    agent_id: entry.agent_id,
+    name: entry.name,
+    capabilities: [...entry.capabilities],
+    resources: { memory_limit: 0, cpu_shares: 0 },
+    state: isState(entry.state) ? entry.state : 'stopped',
+    node_id: entry.node_id,
+    module_sha256: entry.module_sha256,
+    module_size: entry.module_size,
+    restart_count: 0,
+    messages_received: 0,
+    messages_sent: 0,
+    memory_bytes: 0,
+    created_at: iso(entry.created_at),
+    updated_at: iso(entry.created_at),
+  };
+}
+
+const reachable = (member: Member | undefined): member is Member => member !== undefined && (member.state === 'alive' || member.state === 'suspect') && member.grpc_address !== '';
+
+export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgents {
+  const { nodeId, registry, clients } = options;
+  const clientRoutes = new Map<string, string>();
+
+  /** The other node hosting `agentId`, if any. */
+  function hostOf(agentId: string): RegistryEntry | undefined {
+    const entry = registry.get(agentId);
+    return entry !== undefined && entry.node_id !== nodeId ? entry : undefined;
+  }
+
+  function nodeRef(entry: RegistryEntry): NodeRef {
+    const member = options.member(entry.node_id);
+    if (!reachable(member)) throw new SvcError('UNAVAILABLE', `agent ${entry.agent_id} runs on node ${entry.node_id}, which this node cannot reach now`, { agent_id: entry.agent_id, node_id: entry.node_id, reason: 'node_unreachable' });
+    return member;
+  }
+
+  function send(target: Member, message: Message): Promise<RouteOutcome> {
+    options.forwarded();
+    return clients.deliver(target, message);
+  }
+
+  return {
+    forward(message) {
+      if (message.receiver.startsWith(CLIENT_PREFIX)) {
+        const via = clientRoutes.get(message.receiver);
+        const member = via === undefined ? undefined : options.member(via);
+        return reachable(member) ? send(member, message) : undefined;
+      }
+      const entry = hostOf(message.receiver);
+      if (entry === undefined) return undefined;
+      const member = options.member(entry.node_id);
+      if (!reachable(member)) return Promise.resolve({ ok: false, reason: 'unknown_receiver', detail: `its node ${entry.node_id} cannot be reached` });
+      return send(member, message);
+    },
+    list: () => registry.live().filter((entry) => entry.node_id !== nodeId).map(toAgent),
+    isRemote: (agentId) => hostOf(agentId) !== undefined,
+    async get(agentId) {
+      const entry = hostOf(agentId);
+      if (entry === undefined) throw new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId });
+      return clients.getAgent(nodeRef(entry), agentId);
+    },
+    async undeploy(agentId) {
+      const entry = hostOf(agentId);
+      if (entry === undefined) throw new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId });
+      await clients.undeploy(nodeRef(entry), agentId);
+    },
+    nameTaken(name) {
+      const entry = registry.byName(name);
+      return entry !== undefined && entry.node_id !== nodeId;
+    },
+    members() {
+      const counts = registry.countByNode();
+      return options.members().map((m): ClusterMember => ({ ...m, agents: counts.get(m.node_id) ?? 0 }));
+    },
+    localChanged: () => options.localChanged(),
+    rememberClient(sender, via) {
+      if (!sender.startsWith(CLIENT_PREFIX) || via === nodeId) return;
+      clientRoutes.delete(sender);
+      clientRoutes.set(sender, via);
+      if (clientRoutes.size > MAX_CLIENT_ROUTES) clientRoutes.delete(clientRoutes.keys().next().value as string);
+    },
+  };
+}

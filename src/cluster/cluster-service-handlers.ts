@@ -1,0 +1,78 @@
+/**
+ * The serving side of node-to-node gRPC (cluster.proto): each call's proof
+ * checked (node-call-auth.ts), then handed to this node's agents. Refusals
+ * travel as the management API's errors (`svc-error-bin`), so the calling
+ * node rebuilds them as they were.
+ */
+import type { Metadata, ServerUnaryCall, UntypedServiceImplementation, sendUnaryData } from '@grpc/grpc-js';
+import type { Agent } from '../agents/agent-service-types.js';
+import type { RouteOutcome } from '../agents/router.js';
+import type { Message } from '../bus/message.js';
+import { toGrpcStatus } from '../api/grpc/grpc-errors.js';
+import { SvcError } from '../errors/svc-error.js';
+import { newTraceId } from '../telemetry/trace-ids.js';
+import { clusterPath, type DeliverOutcomeProto } from './cluster-proto.js';
+import { decodeForwarded } from './forwarded-message.js';
+import { verifyCall, type CallKey } from './node-call-auth.js';
+
+/** This node's agents, as the calls of other nodes reach them. */
+export interface LocalAgents {
+  /** A forwarded message delivered here (never forwarded again), or refused. */
+  deliver(message: Message, fromNode: string): RouteOutcome;
+  get(agentId: string): Promise<Agent>;
+  undeploy(agentId: string): Promise<void>;
+}
+
+export interface ClusterHandlerOptions {
+  readonly key: CallKey;
+  /** Undefined until this node's agents run: calls are then UNAVAILABLE. */
+  readonly local: () => LocalAgents | undefined;
+  readonly now: () => number;
+}
+
+const MALFORMED: DeliverOutcomeProto = { ok: false, reason: 'unknown_receiver', detail: 'not a message this node can read' };
+
+export function createClusterHandlers(options: ClusterHandlerOptions): UntypedServiceImplementation {
+  function unary<Req, Res>(method: string, content: (request: Req) => string, run: (request: Req, local: LocalAgents, fromNode: string) => Promise<Res>) {
+    const path = clusterPath(method);
+    return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+      const traceId = newTraceId();
+      const headers = {
+        get: (name: string) => {
+          const value = (call.metadata as Metadata).get(name)[0];
+          return typeof value === 'string' ? value : undefined;
+        },
+      };
+      const refused = verifyCall(options.key, headers, { path, peer: call.getPeer(), nowMs: options.now(), content: content(call.request) });
+      if (refused !== undefined) {
+        callback(toGrpcStatus(new SvcError('UNAUTHENTICATED', refused, { reason: 'cluster_auth' }), traceId));
+        return;
+      }
+      const local = options.local();
+      if (local === undefined) {
+        callback(toGrpcStatus(new SvcError('UNAVAILABLE', 'this node\'s agents are not running', { reason: 'starting' }), traceId));
+        return;
+      }
+      run(call.request, local, headers.get('svc-cluster-node') ?? '').then(
+        (value) => callback(null, value),
+        (error: unknown) => callback(toGrpcStatus(error, traceId)),
+      );
+    };
+  }
+
+  return {
+    Deliver: unary('Deliver', (r: { messages: string[] }) => r.messages.join('\n'), async (request, local, fromNode) => ({
+      outcomes: request.messages.map((text): DeliverOutcomeProto => {
+        const message = decodeForwarded(text);
+        if (message === undefined) return MALFORMED;
+        const outcome = local.deliver(message, fromNode);
+        return outcome.ok ? { ok: true, reason: '', detail: '' } : { ok: false, reason: outcome.reason, detail: outcome.detail ?? '' };
+      }),
+    })),
+    GetAgent: unary('GetAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => ({ agent_json: JSON.stringify(await local.get(request.agent_id)) })),
+    UndeployAgent: unary('UndeployAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => {
+      await local.undeploy(request.agent_id);
+      return {};
+    }),
+  };
+}

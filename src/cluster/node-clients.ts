@@ -1,0 +1,135 @@
+/**
+ * The calling side of node-to-node gRPC: one channel per node, and the
+ * messages for each node gathered into one `Deliver` call per destination
+ * (all those routed in the same turn of the event loop, up to
+ * `MAX_BATCH`). A node that cannot be reached refuses every message of the
+ * batch (`unknown_receiver`, naming the node), so the sender hears of it.
+ */
+import { Metadata, credentials, type Client, type ServiceError } from '@grpc/grpc-js';
+import type { Agent } from '../agents/agent-service-types.js';
+import type { RouteOutcome } from '../agents/router.js';
+import { errorFromStatus } from '../api/grpc/grpc-errors.js';
+import { FAILURE_REASONS, type FailureReason, type Message } from '../bus/message.js';
+import { SvcError } from '../errors/svc-error.js';
+import { clusterClientConstructor, clusterPath, type DeliverOutcomeProto } from './cluster-proto.js';
+import { encodeForwarded } from './forwarded-message.js';
+import { signCall, type CallKey } from './node-call-auth.js';
+
+/** Messages in one Deliver call at most; more start another. */
+export const MAX_BATCH = 256;
+/** A node-to-node call gives up after this. */
+export const NODE_CALL_TIMEOUT_MS = 5_000;
+
+export interface NodeRef {
+  readonly node_id: string;
+  readonly grpc_address: string;
+}
+
+export interface NodeClients {
+  deliver(node: NodeRef, message: Message): Promise<RouteOutcome>;
+  getAgent(node: NodeRef, agentId: string): Promise<Agent>;
+  undeploy(node: NodeRef, agentId: string): Promise<void>;
+  close(): void;
+}
+
+export interface NodeClientsOptions {
+  readonly nodeId: string;
+  readonly key: CallKey;
+  readonly now: () => number;
+}
+
+interface Pending {
+  readonly node: NodeRef;
+  readonly texts: string[];
+  readonly resolvers: Array<(outcome: RouteOutcome) => void>;
+}
+
+type Unary = (request: unknown, metadata: Metadata, options: { deadline: number }, callback: (error: ServiceError | null, response?: unknown) => void) => void;
+
+const isFailureReason = (value: string): value is FailureReason => (FAILURE_REASONS as readonly string[]).includes(value);
+
+function rebuild(error: ServiceError): SvcError {
+  const body = errorFromStatus(error);
+  return new SvcError(body.code, body.message, body.metadata);
+}
+
+export function createNodeClients(options: NodeClientsOptions): NodeClients {
+  const Constructor = clusterClientConstructor();
+  const clients = new Map<string, Client>();
+  const pending = new Map<string, Pending>();
+
+  function clientFor(node: NodeRef): Client {
+    let client = clients.get(node.grpc_address);
+    if (client === undefined) {
+      client = new Constructor(node.grpc_address, credentials.createInsecure());
+      clients.set(node.grpc_address, client);
+    }
+    return client;
+  }
+
+  function call<Res>(node: NodeRef, method: string, request: unknown, content: string): Promise<Res> {
+    const metadata = new Metadata();
+    for (const [name, value] of Object.entries(signCall(options.key, clusterPath(method), options.nodeId, options.now(), content))) metadata.set(name, value);
+    const client = clientFor(node) as unknown as Record<string, Unary>;
+    return new Promise((resolve, reject) => {
+      client[method]!.call(client, request, metadata, { deadline: Date.now() + NODE_CALL_TIMEOUT_MS }, (error, response) => {
+        if (error) reject(error);
+        else resolve(response as Res);
+      });
+    });
+  }
+
+  function flush(nodeId: string): void {
+    const batch = pending.get(nodeId);
+    if (batch === undefined) return;
+    pending.delete(nodeId);
+    call<{ outcomes: DeliverOutcomeProto[] }>(batch.node, 'Deliver', { messages: batch.texts }, batch.texts.join('\n')).then(
+      ({ outcomes }) => {
+        batch.resolvers.forEach((resolve, i) => {
+          const outcome = outcomes[i];
+          if (outcome?.ok === true) resolve({ ok: true });
+          else resolve({ ok: false, reason: outcome !== undefined && isFailureReason(outcome.reason) ? outcome.reason : 'unknown_receiver', ...(outcome?.detail ? { detail: outcome.detail } : {}) });
+        });
+      },
+      (error: ServiceError) => {
+        const detail = `node ${batch.node.node_id} could not be reached: ${error.details || error.message}`;
+        for (const resolve of batch.resolvers) resolve({ ok: false, reason: 'unknown_receiver', detail });
+      },
+    );
+  }
+
+  return {
+    deliver(node, message) {
+      let batch = pending.get(node.node_id);
+      if (batch === undefined) {
+        batch = { node, texts: [], resolvers: [] };
+        pending.set(node.node_id, batch);
+        queueMicrotask(() => flush(node.node_id));
+      }
+      const joined = batch;
+      joined.texts.push(encodeForwarded(message));
+      const outcome = new Promise<RouteOutcome>((resolve) => joined.resolvers.push(resolve));
+      if (joined.texts.length >= MAX_BATCH) flush(node.node_id);
+      return outcome;
+    },
+    async getAgent(node, agentId) {
+      try {
+        const reply = await call<{ agent_json: string }>(node, 'GetAgent', { agent_id: agentId }, agentId);
+        return JSON.parse(reply.agent_json) as Agent;
+      } catch (error) {
+        throw rebuild(error as ServiceError);
+      }
+    },
+    async undeploy(node, agentId) {
+      try {
+        await call(node, 'UndeployAgent', { agent_id: agentId }, agentId);
+      } catch (error) {
+        throw rebuild(error as ServiceError);
+      }
+    },
+    close() {
+      for (const client of clients.values()) client.close();
+      clients.clear();
+    },
+  };
+}

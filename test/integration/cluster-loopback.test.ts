@@ -1,0 +1,165 @@
+/**
+ * Three `svc start` processes on 127.0.0.1, each with its own ports and data
+ * directory, joined through the first one's gossip address (issue 43):
+ * membership, the gossiped registry, and messages between nodes, replies
+ * included. Every wait is a bounded poll of an answer or a log line.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import WebSocket from 'ws';
+import { deployExample, logged, request, startSvc, until, type SvcProcess } from './svc-process.js';
+
+const CLUSTER = { SVC_CLUSTER_ADDR: '127.0.0.1:0' };
+
+interface Node {
+  readonly svc: SvcProcess;
+  readonly api: string;
+  readonly id: string;
+  readonly gossip: string;
+}
+
+async function startNode(dir: string, seeds: string[]): Promise<Node> {
+  const svc = startSvc(dir, [], { ...CLUSTER, ...(seeds.length === 0 ? {} : { SVC_CLUSTER_SEEDS: seeds.join(',') }) });
+  const api = await svc.api;
+  const joined = await logged(svc, 'cluster joined', (line) => line.msg === 'cluster joined');
+  return { svc, api, id: String(joined.node_id), gossip: String(joined.address) };
+}
+
+const members = (node: Node) => request(`${node.api}/api/v1/cluster/members`);
+type MemberBody = { node_id: string; state: string; agents: number; grpc_address: string; http_address: string };
+const memberList = (body: Record<string, unknown>) => (body.members ?? []) as MemberBody[];
+
+describe('a three-node cluster on loopback', () => {
+  const dirs: string[] = [];
+  const nodes: Node[] = [];
+
+  before(async () => {
+    for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(join(tmpdir(), `svc-cluster-${i}-`)));
+    nodes.push(await startNode(dirs[0]!, []));
+    const [b, c] = await Promise.all([startNode(dirs[1]!, [nodes[0]!.gossip]), startNode(dirs[2]!, [nodes[0]!.gossip])]);
+    nodes.push(b, c);
+  });
+
+  after(async () => {
+    await Promise.all(nodes.map((n) => n.svc.stop()));
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('every node lists the three members alive, with their API addresses, and logs each join', async () => {
+    for (const node of nodes) {
+      const answer = await until('three alive members', () => members(node), (a) => memberList(a.body).filter((m) => m.state === 'alive').length === 3);
+      const listed = memberList(answer.body);
+      assert.deepEqual(listed.map((m) => m.node_id).sort(), nodes.map((n) => n.id).sort());
+      for (const m of listed) {
+        const other = nodes.find((n) => n.id === m.node_id)!;
+        assert.equal(`http://${m.http_address}`, other.api);
+        assert.notEqual(m.grpc_address, '');
+      }
+    }
+    const others = nodes.slice(1).map((n) => n.id);
+    for (const id of others) {
+      const line = await logged(nodes[0]!.svc, `the join of ${id}`, (l) => l.msg === 'cluster member changed' && l.node_id === id && l.to === 'alive');
+      assert.equal(line.from, 'none');
+      assert.equal(line.reason, 'joined');
+    }
+  });
+
+  it('an agent deployed on one node is listed and answered on the others, with its node', async () => {
+    const [a, b, c] = nodes as [Node, Node, Node];
+    const deployed = await deployExample(a.api, 'echo-a');
+    assert.equal(deployed.status, 201);
+    const agentId = String(deployed.body.agent_id);
+    for (const node of [b, c]) {
+      const listed = await until('the agent listed', () => request(`${node.api}/api/v1/agents`), (ans) => ((ans.body.agents ?? []) as Array<{ agent_id: string }>).some((x) => x.agent_id === agentId));
+      const entry = (listed.body.agents as Array<{ agent_id: string; node_id: string; name: string }>).find((x) => x.agent_id === agentId)!;
+      assert.equal(entry.node_id, a.id);
+      assert.equal(entry.name, 'echo-a');
+      const got = await request(`${node.api}/api/v1/agents/${agentId}`);
+      assert.equal(got.status, 200);
+      assert.equal(got.body.node_id, a.id);
+      assert.equal(got.body.state === 'running' || got.body.state === 'hibernated' || got.body.state === 'executing', true, String(got.body.state));
+    }
+    // The name is taken cluster-wide.
+    const again = await deployExample(c.api, 'echo-a');
+    assert.equal(again.status, 409);
+    assert.equal(again.body.code, 'ALREADY_EXISTS');
+    const counted = await until('the agent counted on its node', () => members(b), (ans) => memberList(ans.body).find((m) => m.node_id === a.id)?.agents === 1);
+    assert.equal(memberList(counted.body).find((m) => m.node_id === b.id)?.agents, 0);
+  });
+
+  it('a client sending through another node gets the reply there', async () => {
+    const [a, , c] = nodes as [Node, Node, Node];
+    const deployed = await deployExample(a.api, 'echo-reply');
+    const agentId = String(deployed.body.agent_id);
+    await until('the agent known on c', () => request(`${c.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 200);
+    const socket = new WebSocket(`${c.api.replace('http', 'ws')}/api/v1/agents/${agentId}/messages`);
+    const replies: Array<{ sender: string; receiver: string; content: unknown }> = [];
+    socket.on('message', (data: Buffer) => replies.push(JSON.parse(data.toString()) as (typeof replies)[number]));
+    await new Promise<void>((resolve, reject) => {
+      socket.once('open', () => resolve());
+      socket.once('error', reject);
+    });
+    try {
+      const sent = await request(`${c.api}/api/v1/agents/${agentId}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message_type: 'request', content: 'hello across' }),
+      });
+      assert.equal(sent.status, 202, JSON.stringify(sent.body));
+      const deadline = Date.now() + 30_000;
+      while (!replies.some((m) => m.sender === agentId) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const reply = replies.find((m) => m.sender === agentId);
+      assert.ok(reply, `a reply from the agent on node a reached the client on node c: ${JSON.stringify(replies)}`);
+      assert.equal(reply.receiver, 'client:anonymous');
+    } finally {
+      socket.close();
+    }
+  });
+
+  it('agents on two nodes play ping-pong', async () => {
+    const [a, b] = nodes as [Node, Node, Node];
+    const pong = await deployExample(b.api, 'pong-b', 'pong' as 'echo');
+    const ping = await deployExample(a.api, 'ping-a', 'ping' as 'echo');
+    assert.equal(pong.status, 201);
+    assert.equal(ping.status, 201);
+    const pongId = String(pong.body.agent_id);
+    const pingId = String(ping.body.agent_id);
+    await until('pong known on a', () => request(`${a.api}/api/v1/agents/${pongId}`), (ans) => ans.status === 200);
+    const started = await request(`${a.api}/api/v1/agents/${pingId}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message_type: 'request', content: `start:${pongId}:3` }),
+    });
+    assert.equal(started.status, 202);
+    await until(
+      'three pongs back on node a',
+      () => request(`${a.api}/api/v1/agents/${pingId}/messages`),
+      (ans) => ((ans.body.messages ?? []) as Array<{ sender: string }>).filter((m) => m.sender === pongId).length === 3,
+    );
+  });
+
+  it('a message for an agent no node hosts is refused on every node', async () => {
+    for (const node of nodes) {
+      const sent = await request(`${node.api}/api/v1/agents/01NOSUCHAGENT0000000000000/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message_type: 'request', content: 'x' }),
+      });
+      assert.equal(sent.status, 404);
+      assert.equal(sent.body.code, 'NOT_FOUND');
+    }
+  });
+
+  it('an agent is undeployed through another node, and disappears everywhere', async () => {
+    const [a, b, c] = nodes as [Node, Node, Node];
+    const deployed = await deployExample(a.api, 'short-lived');
+    const agentId = String(deployed.body.agent_id);
+    await until('known on b', () => request(`${b.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 200);
+    const removed = await request(`${b.api}/api/v1/agents/${agentId}`, { method: 'DELETE' });
+    assert.equal(removed.status, 200, JSON.stringify(removed.body));
+    for (const node of [a, b, c]) await until('gone', () => request(`${node.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 404);
+  });
+});
