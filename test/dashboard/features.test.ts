@@ -30,8 +30,8 @@ describe('features of an API document', () => {
   });
   after(() => gw.stop());
 
-  it('this server document: the browser login, none of the later operations, no throttled field', () => {
-    assert.deepEqual(featuresOf(doc), { login: true });
+  it('this server document: the browser login and the cluster members, none of the later operations, no throttled field', () => {
+    assert.deepEqual(featuresOf(doc), { login: true, cluster: { method: 'GET', path: '/api/v1/cluster/members', bodyFields: [] } });
   });
 
   it('finds RestartAgent and UpdateAgent by name, with where to call them and the update body fields', () => {
@@ -69,6 +69,7 @@ describe('features of an API document', () => {
   it('ignores look-alikes: other methods, deeper paths, a POST login', () => {
     const withoutLogin = structuredClone(doc);
     delete withoutLogin.paths['/api/v1/auth/login'];
+    delete withoutLogin.paths['/api/v1/cluster/members'];
     const later = extended(withoutLogin, {
       '/api/v1/agents/{agent_id}/logs/{line}': { get: {} },
       '/api/v1/agents/{agent_id}/logs': { post: {} },

@@ -34,6 +34,7 @@ const METHODS = [
   'ListAgents',
   'ListAudit',
   'ListKeys',
+  'ListMembers',
   'Login',
   'LoginCallback',
   'Metrics',

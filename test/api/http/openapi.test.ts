@@ -38,6 +38,7 @@ test('one path, one variable name: /agents/{agent_id}/messages for both its GET 
     '/api/v1/auth/login',
     '/api/v1/auth/refresh',
     '/api/v1/auth/token',
+    '/api/v1/cluster/members',
     '/api/v1/health',
     '/api/v1/keys',
     '/api/v1/keys/{key_id}',

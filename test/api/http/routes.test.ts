@@ -36,6 +36,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'SubscribeMessages2 GET /api/v1/agents/{filter.agent_id}/messages',
       'Health GET /api/v1/health',
       'Metrics GET /api/v1/metrics',
+      'ListMembers GET /api/v1/cluster/members',
       'CreateToken POST /api/v1/auth/token',
       'RefreshToken POST /api/v1/auth/refresh',
       'Login GET /api/v1/auth/login',
