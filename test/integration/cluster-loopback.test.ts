@@ -9,14 +9,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { Metadata, credentials, status } from '@grpc/grpc-js';
 import WebSocket from 'ws';
-import { deployExample, logged, request, startSvc, until, type SvcProcess } from './svc-process.js';
+import { clusterClientConstructor } from '../../src/cluster/cluster-proto.js';
+import { deployExample, logged, request, runSvc, startSvc, until, type SvcProcess } from './svc-process.js';
 
 const CLUSTER = { SVC_CLUSTER_ADDR: '127.0.0.1:0' };
 
 interface Node {
   readonly svc: SvcProcess;
   readonly api: string;
+  readonly grpc: string;
   readonly id: string;
   readonly gossip: string;
 }
@@ -25,7 +28,8 @@ async function startNode(dir: string, seeds: string[]): Promise<Node> {
   const svc = startSvc(dir, [], { ...CLUSTER, ...(seeds.length === 0 ? {} : { SVC_CLUSTER_SEEDS: seeds.join(',') }) });
   const api = await svc.api;
   const joined = await logged(svc, 'cluster joined', (line) => line.msg === 'cluster joined');
-  return { svc, api, id: String(joined.node_id), gossip: String(joined.address) };
+  const listening = await logged(svc, 'listening', (line) => line.msg === 'listening');
+  return { svc, api, grpc: String(listening.grpc), id: String(joined.node_id), gossip: String(joined.address) };
 }
 
 const members = (node: Node) => request(`${node.api}/api/v1/cluster/members`);
@@ -141,6 +145,37 @@ describe('a three-node cluster on loopback', () => {
     );
   });
 
+  it('counts members by state and forwarded messages in its metrics', async () => {
+    const answer = await request(`${nodes[2]!.api}/api/v1/metrics`);
+    const samples = answer.body.samples as Array<{ name: string; labels: Record<string, string>; value: number }>;
+    const value = (name: string, labels: Record<string, string> = {}) => samples.find((x) => x.name === name && Object.entries(labels).every(([k, v]) => x.labels[k] === v))?.value;
+    assert.equal(value('svc_cluster_members', { state: 'alive' }), 3);
+    assert.equal(value('svc_cluster_members', { state: 'dead' }), 0);
+    assert.ok((value('svc_cluster_messages_forwarded_total') ?? 0) >= 1);
+    assert.equal(value('svc_cluster_failovers_total'), 0);
+  });
+
+  it('svc cluster members lists them from any node', async () => {
+    const run = await runSvc(['cluster', 'members', '--server', nodes[1]!.grpc, '-o', 'json'], dirs[1]!).done;
+    assert.equal(run.code, 0, run.stderr);
+    const listed = (JSON.parse(run.stdout) as { members: MemberBody[] }).members;
+    assert.deepEqual(listed.map((m) => m.node_id).sort(), nodes.map((n) => n.id).sort());
+  });
+
+  it('refuses a node-to-node call without the proof, and stays up', async () => {
+    const Client = clusterClientConstructor();
+    const client = new Client(nodes[0]!.grpc, credentials.createInsecure());
+    try {
+      const code = await new Promise<number>((resolve) => {
+        (client as unknown as Record<string, (r: unknown, m: Metadata, cb: (e: { code: number } | null) => void) => void>).Deliver!.call(client, { messages: [] }, new Metadata(), (error) => resolve(error?.code ?? status.OK));
+      });
+      assert.equal(code, status.UNAUTHENTICATED);
+    } finally {
+      client.close();
+    }
+    assert.equal((await request(`${nodes[0]!.api}/api/v1/health`)).status, 200);
+  });
+
   it('a message for an agent no node hosts is refused on every node', async () => {
     for (const node of nodes) {
       const sent = await request(`${node.api}/api/v1/agents/01NOSUCHAGENT0000000000000/messages`, {
@@ -161,5 +196,32 @@ describe('a three-node cluster on loopback', () => {
     const removed = await request(`${b.api}/api/v1/agents/${agentId}`, { method: 'DELETE' });
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     for (const node of [a, b, c]) await until('gone', () => request(`${node.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 404);
+  });
+
+  it('a node that leaves is seen left; restarted without seeds, it rejoins through the members it last knew', async () => {
+    const [a, b] = nodes as [Node, Node, Node];
+    const c = nodes.pop()!;
+    const run = await c.svc.stop();
+    assert.equal(run.code, 0);
+    await until('c left, as a seen from b', () => members(b), (ans) => memberList(ans.body).find((m) => m.node_id === c.id)?.state === 'left');
+    const restarted = await startNode(dirs[2]!, []);
+    nodes.push(restarted);
+    assert.equal(restarted.id, c.id);
+    for (const node of [a, b]) await until('c alive again', () => members(node), (ans) => memberList(ans.body).find((m) => m.node_id === c.id)?.state === 'alive');
+  });
+});
+
+describe('a cluster node without cluster.secret', () => {
+  it('refuses to start on an address that is not loopback, naming the setting', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svc-cluster-open-'));
+    try {
+      const svc = startSvc(dir, [], { SVC_CLUSTER_ADDR: '10.1.2.3:7946' });
+      const run = await svc.running.done;
+      assert.equal(run.code, 1);
+      assert.match(run.stdout + run.stderr, /cluster\.addr/);
+      assert.match(run.stdout + run.stderr, /cluster\.secret/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
