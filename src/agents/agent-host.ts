@@ -48,7 +48,8 @@ import { createMemoryGuard } from './memory-guard.js';
 import { createMessageTrace } from './message-trace.js';
 import { createMetricTally } from './metric-tally.js';
 import { createRestartCounts } from './restart-counts.js';
-import { createLocalRouter, type Mailboxes, type Router } from './router.js';
+import { agentHolds, MESSAGE_RECEIVE } from '../security/send-policy.js';
+import { CLIENT_PREFIX, createLocalRouter, type Mailboxes, type Router } from './router.js';
 
 export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './agent-host-types.js';
 
@@ -345,8 +346,16 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     remove,
     get,
     router,
-    // Published as sent here too: this node's streams and history show what its agents and clients receive.
-    deliverForwarded: (message) => localRouter.route(message),
+    deliverForwarded(message) {
+      // The sending node knew nothing of a remote receiver's capabilities: its `message:receive` is checked here.
+      const receiver = agents.get(message.receiver);
+      const fromAgent = !message.sender.startsWith(CLIENT_PREFIX) && message.sender !== PLATFORM_SENDER;
+      if (sendPolicy !== undefined && fromAgent && receiver !== undefined && !agentHolds(receiver.record.capabilities, MESSAGE_RECEIVE)) {
+        return { ok: false, reason: 'permission_denied', detail: `agent ${receiver.id} lacks ${MESSAGE_RECEIVE}` };
+      }
+      // Published as sent here too: this node's streams and history show what its agents and clients receive.
+      return localRouter.route(message);
+    },
     countStates,
     activeAgents() {
       let active = 0;

@@ -12,6 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import { Metadata, credentials, status } from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import { clusterClientConstructor } from '../../src/cluster/cluster-proto.js';
+import { example } from '../agents/agent-fixtures.js';
 import { deployExample, logged, request, runSvc, startSvc, until, type SvcProcess } from './svc-process.js';
 
 const CLUSTER = { SVC_CLUSTER_ADDR: '127.0.0.1:0' };
@@ -143,6 +144,32 @@ describe('a three-node cluster on loopback', () => {
       () => request(`${a.api}/api/v1/agents/${pingId}/messages`),
       (ans) => ((ans.body.messages ?? []) as Array<{ sender: string }>).filter((m) => m.sender === pongId).length === 3,
     );
+  });
+
+  it('an agent on another node without message:receive refuses an agent\'s message: the sender gets the failure', async () => {
+    const [a, b] = nodes as [Node, Node, Node];
+    const deaf = await request(`${b.api}/api/v1/agents`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'deaf-b', capabilities: ['message:send'], wasm_module: Buffer.from(example('pong')).toString('base64') }),
+    });
+    assert.equal(deaf.status, 201, JSON.stringify(deaf.body));
+    const deafId = String(deaf.body.agent_id);
+    const ping = await deployExample(a.api, 'ping-deaf', 'ping' as 'echo');
+    const pingId = String(ping.body.agent_id);
+    await until('deaf known on a', () => request(`${a.api}/api/v1/agents/${deafId}`), (ans) => ans.status === 200);
+    await request(`${a.api}/api/v1/agents/${pingId}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message_type: 'request', content: `start:${deafId}:1` }),
+    });
+    const answer = await until(
+      'the failure back on node a',
+      () => request(`${a.api}/api/v1/agents/${pingId}/messages`),
+      (ans) => ((ans.body.messages ?? []) as Array<{ sender: string; message_type: string }>).some((m) => m.sender === 'platform' && m.message_type === 'failure'),
+    );
+    const failure = (answer.body.messages as Array<{ sender: string; message_type: string; metadata: Record<string, string> }>).find((m) => m.message_type === 'failure')!;
+    assert.equal(failure.metadata.failure_reason, 'permission_denied');
   });
 
   it('counts members by state and forwarded messages in its metrics', async () => {
