@@ -38,6 +38,7 @@ import type { Config } from './config/schema.js';
 import { checkIgnoredSettings } from './config/ignored-settings.js';
 import { createClusterHost } from './cluster-host.js';
 import { checkClusterSettings } from './cluster/cluster-node.js';
+import { MEMBER_STATES } from './cluster/member.js';
 import { createServerCluster, type ServerCluster } from './cluster/server-cluster.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
 import { checkProtectedMode } from './security/protected-mode.js';
@@ -157,6 +158,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     config.cluster.addr === ''
       ? undefined
       : createServerCluster(config.cluster, { nodeId, host: clusterHost, log, metrics, clock, ...(options.random === undefined ? {} : { random: options.random }) });
+  // A node that runs alone is the one member of its cluster, as ListMembers lists it.
+  if (cluster === undefined) for (const state of MEMBER_STATES) metrics.clusterMembers.set({ state }, state === 'alive' ? 1 : 0);
 
   const children: ChildSpec[] = [
     {
