@@ -18,6 +18,7 @@ const CONTRACT_API_SPANS = {
   SubscribeMessages: 'svc.api.subscribe_messages',
   Health: 'svc.api.health',
   Metrics: 'svc.api.metrics',
+  ListMembers: 'svc.api.list_members',
   RecentMessages: 'svc.api.recent_messages',
 };
 
