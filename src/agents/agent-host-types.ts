@@ -93,6 +93,11 @@ export interface AgentHost {
    * forget. NOT_FOUND if unknown or already being undeployed.
    */
   remove(agentId: string): Promise<void>;
+  /**
+   * An operator's restart (agent-restart.ts): resolves once the agent runs
+   * again. NOT_FOUND if unknown or being undeployed.
+   */
+  restart(agentId: string): Promise<void>;
   /** A registered agent. */
   get(agentId: string): AgentRuntime | undefined;
   readonly router: Router;

@@ -38,6 +38,7 @@ import type { AgentRecord, NewAgent } from '../store/types.js';
 import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
+import { restartAgent } from './agent-restart.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
@@ -124,7 +125,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     refusal(message) {
       const agent = agents.get(message.receiver);
       lastLooked = agent;
-      if (agent === undefined || !agent.accepting || agent.state === 'stopping' || agent.state === 'stopped') return undefined;
+      if (agent === undefined || !agent.accepting || ((agent.state === 'stopping' || agent.state === 'stopped') && !agent.restartRequested)) return undefined;
       if (agent.state === 'failed') return 'agent_failed';
       const bytes = messageBytes(message);
       return agent.mailboxRefusal(bytes) ?? memory.admit(bytes);
@@ -155,7 +156,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
         restarts += 1;
         restartCounts.count(agent);
       } else if (to === 'failed') rejectMailbox(agent, 'agent_failed');
-      else if (to === 'stopped') rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
+      else if (to === 'stopped' && !agent.restartRequested) rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
     },
     ready: (agent) => dispatcher.ready(agent),
   };
@@ -342,6 +343,12 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     deploy,
     remove,
     get,
+    restart(agentId) {
+      if (!accepting) return Promise.reject(draining());
+      const agent = get(agentId);
+      if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
+      return restartAgent(supervisor, agent);
+    },
     router,
     countStates,
     activeAgents() {

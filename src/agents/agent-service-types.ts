@@ -89,6 +89,12 @@ export interface AgentService {
   list(request: ListAgentsRequest, ctx: CallContext): Promise<ListAgentsResponse>;
   get(agentId: string, ctx: CallContext): Promise<Agent>;
   /**
+   * Restarts a failed or running agent with a fresh instance and a fresh
+   * restart intensity; answers the agent once it runs again. NOT_FOUND for an
+   * unknown agent, UNAVAILABLE (`agent_starting`) while it is starting.
+   */
+  restart(agentId: string, ctx: CallContext): Promise<Agent>;
+  /**
    * Validates client input (`validateMessage`: sender becomes `client:<principal>`;
    * `receiver` from the body or from `receiverOverride`, as `POST /agents/{id}/messages` gives it)
    * and queues it for delivery. Resolves once accepted (202), not once handled.

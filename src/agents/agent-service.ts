@@ -191,6 +191,15 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       return toAgent(record, undefined);
     },
 
+    async restart(agentId, _ctx) {
+      const host = active();
+      const id = agentIdOf(agentId);
+      await host.restart(id);
+      const runtime = host.get(id);
+      if (runtime === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      return toAgent(runtime.record, runtime);
+    },
+
     async send(input, ctx: CallContext, receiverOverride) {
       const host = active();
       const message = validateMessage(input, {

@@ -150,6 +150,7 @@ export function describeRequest(span: Span, operation: ApiOperation | undefined,
       break;
     case 'UndeployAgent':
     case 'GetAgent':
+    case 'RestartAgent':
       attributes[SPAN_ATTRIBUTES.agentId] = text(field(request, 'agent_id'));
       break;
     case 'SendMessage':

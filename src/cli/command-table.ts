@@ -8,6 +8,7 @@ import type { Command } from './command.js';
 import { agentsDeployCommand } from './commands/agents-deploy.js';
 import { agentsGetCommand } from './commands/agents-get.js';
 import { agentsListCommand } from './commands/agents-list.js';
+import { agentsRestartCommand } from './commands/agents-restart.js';
 import { agentsUndeployCommand } from './commands/agents-undeploy.js';
 import { auditCommand } from './commands/audit.js';
 import { checkCommand } from './commands/check.js';
@@ -37,6 +38,7 @@ export const COMMANDS: readonly Command[] = [
   agentsDeployCommand,
   agentsListCommand,
   agentsGetCommand,
+  agentsRestartCommand,
   agentsUndeployCommand,
   messagesSendCommand,
   messagesTailCommand,
@@ -58,7 +60,7 @@ export const COMMANDS: readonly Command[] = [
 ];
 
 export const GROUPS: Readonly<Record<string, string>> = {
-  agents: 'Deploy, list, inspect and undeploy agents.',
+  agents: 'Deploy, list, inspect, restart and undeploy agents.',
   messages: 'Send messages to agents, follow them live, read their history.',
   keys: 'Make, list, revoke and rotate API keys.',
   context: 'Manage contexts: named servers with their TLS files and credentials.',

@@ -12,6 +12,7 @@ export const OPERATIONS = [
   'UndeployAgent',
   'ListAgents',
   'GetAgent',
+  'RestartAgent',
   'RecentMessages',
   'SendMessage',
   'SubscribeMessages',
@@ -57,6 +58,7 @@ export const OPERATION_ACCESS: Readonly<Record<Operation, Access>> = {
   UndeployAgent: needs('agent:delete'),
   ListAgents: needs('agent:view'),
   GetAgent: needs('agent:view'),
+  RestartAgent: needs('agent:update'),
   RecentMessages: needs('agent:view'),
   SendMessage: needs('message:send'),
   SubscribeMessages: needs('message:receive'),
@@ -82,6 +84,7 @@ export const LOCKDOWN_EXEMPT: ReadonlySet<Operation> = new Set<Operation>(['Heal
 export const CHANGE_EVENTS: Readonly<Partial<Record<Operation, AuditEvent>>> = {
   DeployAgent: 'agent_creation',
   UndeployAgent: 'agent_deletion',
+  RestartAgent: 'admin_action',
   CreateKey: 'admin_action',
   RevokeKey: 'admin_action',
   RotateKey: 'admin_action',

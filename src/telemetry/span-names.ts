@@ -11,6 +11,7 @@ export const API_SPANS = {
   UndeployAgent: 'svc.api.undeploy_agent',
   ListAgents: 'svc.api.list_agents',
   GetAgent: 'svc.api.get_agent',
+  RestartAgent: 'svc.api.restart_agent',
   SendMessage: 'svc.api.send_message',
   SubscribeMessages: 'svc.api.subscribe_messages',
   Health: 'svc.api.health',

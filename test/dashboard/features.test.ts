@@ -30,12 +30,14 @@ describe('features of an API document', () => {
   });
   after(() => gw.stop());
 
-  it('this server document: the browser login, none of the later operations, no throttled field', () => {
-    assert.deepEqual(featuresOf(doc), { login: true });
+  it('this server document: the browser login and RestartAgent, no throttled field', () => {
+    assert.deepEqual(featuresOf(doc), { login: true, restart: { method: 'POST', path: '/api/v1/agents/{agent_id}/restart', bodyFields: [] } });
   });
 
   it('finds RestartAgent and UpdateAgent by name, with where to call them and the update body fields', () => {
-    const later = extended(doc, {
+    const before = structuredClone(doc);
+    delete before.paths['/api/v1/agents/{agent_id}/restart'];
+    const later = extended(before, {
       '/api/v1/agents/{agent_id}:restart': { post: { operationId: 'RestartAgent' } },
       '/api/v1/agents/{agent_id}': {
         patch: { operationId: 'UpdateAgent', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/UpdateAgentRequest' } } } } },
@@ -69,6 +71,7 @@ describe('features of an API document', () => {
   it('ignores look-alikes: other methods, deeper paths, a POST login', () => {
     const withoutLogin = structuredClone(doc);
     delete withoutLogin.paths['/api/v1/auth/login'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}/restart'];
     const later = extended(withoutLogin, {
       '/api/v1/agents/{agent_id}/logs/{line}': { get: {} },
       '/api/v1/agents/{agent_id}/logs': { post: {} },

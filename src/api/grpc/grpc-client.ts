@@ -78,6 +78,7 @@ export interface GrpcClient {
   undeploy(agentId: string, settings?: CallSettings): Promise<void>;
   list(request?: { page_size?: number; page_token?: string }, settings?: CallSettings): Promise<{ agents: Agent[]; next_page_token: string }>;
   get(agentId: string, settings?: CallSettings): Promise<Agent>;
+  restart(agentId: string, settings?: CallSettings): Promise<Agent>;
   send(message: MessageInput, settings?: CallSettings): Promise<{ message_id: string }>;
   /** A live stream; cancel it with `call.cancel()` (its 'error' then reports CANCELLED). */
   subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
@@ -143,6 +144,7 @@ export function createGrpcClient(
     },
     list: (request = {}, settings) => unary('ListAgents', request, settings),
     get: (agentId, settings) => unary('GetAgent', { agent_id: agentId }, settings),
+    restart: (agentId, settings) => unary('RestartAgent', { agent_id: agentId }, settings),
     send: (message, settings) => unary('SendMessage', { message }, settings),
     subscribe: (filter = {}, settings) => {
       const [metadata, options] = callArgs(settings, presented);

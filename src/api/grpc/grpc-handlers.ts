@@ -156,6 +156,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
     }),
     ListAgents: unary('ListAgents', (request: ProtoListAgentsRequest, ctx) => service.list(listRequestFrom(request), ctx)),
     GetAgent: unary('GetAgent', (request: { agent_id: string }, ctx) => service.get(request.agent_id, ctx)),
+    RestartAgent: unary('RestartAgent', (request: { agent_id: string }, ctx) => service.restart(request.agent_id, ctx)),
     SendMessage: unary('SendMessage', (request: { message: unknown }, ctx) => service.send(request.message, ctx)),
     SubscribeMessages: subscribeMessages,
     Health: unary('Health', (_request: unknown, ctx) => service.health(ctx)),

@@ -77,6 +77,7 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
   },
   ListAgents: { status: 200, invoke: ({ service, request, ctx }) => service.list(request as ListAgentsRequest, ctx) },
   GetAgent: { status: 200, invoke: ({ service, request, ctx }) => service.get(text(request.agent_id), ctx) },
+  RestartAgent: { status: 200, invoke: ({ service, request, ctx }) => service.restart(text(request.agent_id), ctx) },
   SendMessage: { status: 202, invoke: ({ service, request, ctx }) => service.send(request.message ?? {}, ctx) },
   SubscribeMessages: { status: 200, list: 'messages', invoke: recentMessages },
   Health: {

@@ -38,6 +38,7 @@ const METHODS = [
   'LoginCallback',
   'Metrics',
   'RefreshToken',
+  'RestartAgent',
   'RevokeKey',
   'RotateKey',
   'SendMessage',

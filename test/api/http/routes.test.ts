@@ -30,6 +30,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'UndeployAgent DELETE /api/v1/agents/{agent_id}',
       'ListAgents GET /api/v1/agents',
       'GetAgent GET /api/v1/agents/{agent_id}',
+      'RestartAgent POST /api/v1/agents/{agent_id}/restart',
       'SendMessage POST /api/v1/messages',
       'SendMessage2 POST /api/v1/agents/{message.receiver}/messages',
       'SubscribeMessages GET /api/v1/messages',
