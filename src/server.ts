@@ -255,6 +255,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     streamBufferBytes: config.server.stream_buffer_bytes,
     metrics,
     tracing,
+    clock,
   });
 
   let stopping: Promise<void> | undefined;

@@ -28,6 +28,11 @@ export interface CallContext {
   deadline?: number;
 }
 
+export interface CallOptions {
+  /** Milliseconds to wait for the reply; 0 or absent: the default. */
+  timeout_ms?: number;
+}
+
 export interface DeployAgentRequest {
   name: string;
   wasm_module: Uint8Array;
@@ -100,6 +105,13 @@ export interface AgentService {
    * and queues it for delivery. Resolves once accepted (202), not once handled.
    */
   send(input: unknown, ctx: CallContext, receiverOverride?: string): Promise<{ message_id: string }>;
+  /**
+   * Request/reply: validates and queues `input` as `send` does, then waits for
+   * the reply to the caller correlated by `in_reply_to` and `conversation_id`
+   * (reply-waiter.ts), or the platform's `failure`. DEADLINE_EXCEEDED after
+   * `timeout_ms` (0: 30 s; at most 600000) without one.
+   */
+  call(input: unknown, ctx: CallContext, options?: CallOptions): Promise<Message>;
   /**
    * A live stream of bus events matching `filter` (validated; INVALID_ARGUMENT otherwise),
    * written through `write` with back-pressure (see `createBoundedSink`); a slow consumer is

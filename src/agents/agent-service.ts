@@ -30,6 +30,7 @@
  *   UNAVAILABLE.
  */
 import { context } from '@opentelemetry/api';
+import type { Clock } from '../../supervisors/index.js';
 import { validateFilter } from '../bus/filter.js';
 import { newId } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
@@ -47,6 +48,7 @@ import type { AgentService, CallContext } from './agent-service-types.js';
 import { toAgent } from './agent-view.js';
 import { validateDeployRequest } from './deploy-request.js';
 import { createMessageTrace } from './message-trace.js';
+import { waitForReply } from './reply-waiter.js';
 
 export interface AgentServiceOptions {
   /** The current agent host; undefined while the server starts, restarts its services or has stopped. */
@@ -67,9 +69,15 @@ export interface AgentServiceOptions {
   metrics: Metrics;
   /** The spans of deploys and sends, children of the calling door's span. */
   tracing: Tracing;
+  /** Times out calls waiting for a reply. */
+  clock: Clock;
 }
 
 const MAX_RECENT = 1_000;
+/** `timeout_ms` 0 of CallAgent. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+/** A longer wait is a subscription, not a call. */
+export const MAX_CALL_TIMEOUT_MS = 600_000;
 
 function unavailable(starting: boolean): SvcError {
   return starting
@@ -213,6 +221,23 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         throw fromRefusal(outcome.reason, message.receiver);
       }
       return { message_id: message.message_id };
+    },
+
+    async call(input, ctx, callOptions = {}) {
+      const host = active();
+      const timeoutMs = callOptions.timeout_ms ?? 0;
+      if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_CALL_TIMEOUT_MS) {
+        throw new SvcError('INVALID_ARGUMENT', `timeout_ms must be a whole number in 0..${MAX_CALL_TIMEOUT_MS}`, { field: 'timeout_ms', reason: 'out_of_range' });
+      }
+      const message = validateMessage(input, { sender: `client:${ctx.principal}` });
+      const waiter = waitForReply(host.bus, options.clock, message, timeoutMs === 0 ? DEFAULT_CALL_TIMEOUT_MS : timeoutMs);
+      const outcome = messageTrace.sendFromClient(message, context.active(), (accepted) => host.router.route(accepted));
+      if (!outcome.ok) {
+        waiter.cancel();
+        options.metrics.messageErrors.inc({ message_type: message.message_type });
+        throw fromRefusal(outcome.reason, message.receiver);
+      }
+      return waiter.reply;
     },
 
     subscribe(filter, write, _ctx) {

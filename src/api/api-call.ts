@@ -154,6 +154,7 @@ export function describeRequest(span: Span, operation: ApiOperation | undefined,
       attributes[SPAN_ATTRIBUTES.agentId] = text(field(request, 'agent_id'));
       break;
     case 'SendMessage':
+    case 'CallAgent':
       attributes[SPAN_ATTRIBUTES.messageReceiver] = text(field(field(request, 'message'), 'receiver'));
       break;
     case 'SubscribeMessages':

@@ -11,6 +11,7 @@ import { agentsListCommand } from './commands/agents-list.js';
 import { agentsRestartCommand } from './commands/agents-restart.js';
 import { agentsUndeployCommand } from './commands/agents-undeploy.js';
 import { auditCommand } from './commands/audit.js';
+import { callCommand } from './commands/call.js';
 import { checkCommand } from './commands/check.js';
 import { completionCommand } from './commands/completion.js';
 import { configCommand } from './commands/config.js';
@@ -40,6 +41,7 @@ export const COMMANDS: readonly Command[] = [
   agentsGetCommand,
   agentsRestartCommand,
   agentsUndeployCommand,
+  callCommand,
   messagesSendCommand,
   messagesTailCommand,
   messagesHistoryCommand,

@@ -13,6 +13,7 @@ export const API_SPANS = {
   GetAgent: 'svc.api.get_agent',
   RestartAgent: 'svc.api.restart_agent',
   SendMessage: 'svc.api.send_message',
+  CallAgent: 'svc.api.call_agent',
   SubscribeMessages: 'svc.api.subscribe_messages',
   Health: 'svc.api.health',
   Metrics: 'svc.api.metrics',

@@ -80,6 +80,8 @@ export interface GrpcClient {
   get(agentId: string, settings?: CallSettings): Promise<Agent>;
   restart(agentId: string, settings?: CallSettings): Promise<Agent>;
   send(message: MessageInput, settings?: CallSettings): Promise<{ message_id: string }>;
+  /** Sends and waits for the reply (`timeoutMs` 0: the server's default). */
+  call(message: MessageInput, timeoutMs?: number, settings?: CallSettings): Promise<ProtoMessage>;
   /** A live stream; cancel it with `call.cancel()` (its 'error' then reports CANCELLED). */
   subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
   health(settings?: CallSettings): Promise<HealthResponse>;
@@ -146,6 +148,7 @@ export function createGrpcClient(
     get: (agentId, settings) => unary('GetAgent', { agent_id: agentId }, settings),
     restart: (agentId, settings) => unary('RestartAgent', { agent_id: agentId }, settings),
     send: (message, settings) => unary('SendMessage', { message }, settings),
+    call: (message, timeoutMs = 0, settings) => unary('CallAgent', { message, timeout_ms: timeoutMs }, settings),
     subscribe: (filter = {}, settings) => {
       const [metadata, options] = callArgs(settings, presented);
       return (methods.SubscribeMessages as StreamMethod).call(client, { filter }, metadata, options);

@@ -158,6 +158,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
     GetAgent: unary('GetAgent', (request: { agent_id: string }, ctx) => service.get(request.agent_id, ctx)),
     RestartAgent: unary('RestartAgent', (request: { agent_id: string }, ctx) => service.restart(request.agent_id, ctx)),
     SendMessage: unary('SendMessage', (request: { message: unknown }, ctx) => service.send(request.message, ctx)),
+    CallAgent: unary('CallAgent', async (request: { message: unknown; timeout_ms: number }, ctx) => messageToProto(await service.call(request.message, ctx, { timeout_ms: request.timeout_ms }))),
     SubscribeMessages: subscribeMessages,
     Health: unary('Health', (_request: unknown, ctx) => service.health(ctx)),
     Metrics: unary('Metrics', (_request: unknown, ctx) => service.metrics(ctx)),

@@ -79,6 +79,10 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
   GetAgent: { status: 200, invoke: ({ service, request, ctx }) => service.get(text(request.agent_id), ctx) },
   RestartAgent: { status: 200, invoke: ({ service, request, ctx }) => service.restart(text(request.agent_id), ctx) },
   SendMessage: { status: 202, invoke: ({ service, request, ctx }) => service.send(request.message ?? {}, ctx) },
+  CallAgent: {
+    status: 200,
+    invoke: ({ service, request, ctx }) => service.call(request.message ?? {}, ctx, { timeout_ms: typeof request.timeout_ms === 'number' ? request.timeout_ms : 0 }),
+  },
   SubscribeMessages: { status: 200, list: 'messages', invoke: recentMessages },
   Health: {
     status: 200,

@@ -25,6 +25,7 @@ const REFLECTION_PROTOS = join(dirname(dirname(fileURLToPath(import.meta.resolve
 const SCHEMA_FILES = [MANAGEMENT_PROTO_FILE, 'google/api/annotations.proto', 'google/api/http.proto', 'google/protobuf/descriptor.proto'];
 const HTTP_EXTENSION = { containing_type: 'google.protobuf.MethodOptions', extension_number: 72295728 };
 const METHODS = [
+  'CallAgent',
   'CreateKey',
   'CreateToken',
   'DeployAgent',

@@ -33,6 +33,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'RestartAgent POST /api/v1/agents/{agent_id}/restart',
       'SendMessage POST /api/v1/messages',
       'SendMessage2 POST /api/v1/agents/{message.receiver}/messages',
+      'CallAgent POST /api/v1/agents/{message.receiver}/call',
       'SubscribeMessages GET /api/v1/messages',
       'SubscribeMessages2 GET /api/v1/agents/{filter.agent_id}/messages',
       'Health GET /api/v1/health',
