@@ -98,6 +98,8 @@ export interface AgentHost {
    * again. NOT_FOUND if unknown or being undeployed.
    */
   restart(agentId: string): Promise<void>;
+  /** The id of the agent named `agentIdOrName` on this node, or the value itself (an id, or nothing known). */
+  resolve(agentIdOrName: string): string;
   /** A registered agent. */
   get(agentId: string): AgentRuntime | undefined;
   readonly router: Router;

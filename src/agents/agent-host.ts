@@ -123,13 +123,14 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   let lastLooked: AgentRuntime | undefined;
   const mailboxes: Mailboxes = {
     refusal(message) {
-      const agent = agents.get(message.receiver);
+      const agent = agents.get(message.receiver) ?? agents.get(names.get(message.receiver) ?? '');
       lastLooked = agent;
       if (agent === undefined || !agent.accepting || ((agent.state === 'stopping' || agent.state === 'stopped') && !agent.restartRequested)) return undefined;
       if (agent.state === 'failed') return 'agent_failed';
       const bytes = messageBytes(message);
       return agent.mailboxRefusal(bytes) ?? memory.admit(bytes);
     },
+    addressed: (receiver) => lastLooked?.id ?? receiver,
     enqueue(message) {
       const agent = lastLooked?.id === message.receiver ? lastLooked : agents.get(message.receiver)!;
       agent.enqueue(message, clock.now());
@@ -343,6 +344,11 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     deploy,
     remove,
     get,
+    resolve(agentIdOrName) {
+      if (agents.has(agentIdOrName)) return agentIdOrName;
+      const id = names.get(agentIdOrName);
+      return id !== undefined && get(id) !== undefined ? id : agentIdOrName;
+    },
     restart(agentId) {
       if (!accepting) return Promise.reject(draining());
       const agent = get(agentId);

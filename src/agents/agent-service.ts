@@ -163,7 +163,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async undeploy(agentId, _ctx) {
       const host = active();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       try {
         // On this node the host undeploys it; otherwise only its record is left to delete.
         if (host.get(id) !== undefined) await host.remove(id);
@@ -191,7 +191,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async get(agentId, _ctx) {
       const host = readable();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       const runtime = host.get(id);
       if (runtime !== undefined) return toAgent(runtime.record, runtime);
       const record = storedAgent(host, id);
@@ -201,7 +201,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async restart(agentId, _ctx) {
       const host = active();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       await host.restart(id);
       const runtime = host.get(id);
       if (runtime === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
@@ -244,16 +244,17 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const host = active();
       const valid = validateFilter(filter);
       // A stream filtered by an agent that does not exist would wait forever for nothing.
-      const id = valid.agent_id;
-      if (id !== undefined && host.get(id) === undefined && storedAgent(host, id) === undefined) {
-        throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      if (valid.agent_id !== undefined) {
+        const id = host.resolve(valid.agent_id);
+        if (host.get(id) === undefined && storedAgent(host, id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+        return host.bus.connect({ ...valid, agent_id: id }, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
       }
       return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
     },
 
     async recentMessages(agentId, _ctx, limit) {
       const host = readable();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
         throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
       }

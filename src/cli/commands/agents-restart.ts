@@ -13,7 +13,7 @@ export const agentsRestartCommand = defineCommand({
   summary: 'Restart a failed or running agent.',
   description: `The agent gets a fresh instance (its memory is not kept) and a fresh restart count window; a message it
 is handling finishes first. Messages sent meanwhile wait in its mailbox. Prints the agent once it runs again.`,
-  args: [{ name: 'AGENT_ID', description: "The agent's id." }],
+  args: [{ name: 'AGENT_ID', description: "The agent's id or name." }],
   flags: { output: OUTPUT_FLAG, ...CONNECTION_FLAGS },
   examples: [
     { description: 'Bring a failed agent back', command: 'svc agents restart "$id"' },
