@@ -243,6 +243,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   });
   metrics.readAtCollect('agentsActive', () => parts.host?.activeAgents());
   metrics.readAtCollect('messageQueueSize', () => parts.host?.queuedMessages());
+  metrics.readStatesAtCollect(() => parts.host?.countStates());
 
   let starting = true;
   const service = createAgentService({

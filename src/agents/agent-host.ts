@@ -155,6 +155,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       if (from === 'failed' || to === 'stopped') sendPolicy?.forget(agent.id);
       if (to === 'restarting') {
         restarts += 1;
+        metrics.agentRestarts.inc();
         restartCounts.count(agent);
       } else if (to === 'failed') rejectMailbox(agent, 'agent_failed');
       else if (to === 'stopped' && !agent.restartRequested) rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
@@ -353,7 +354,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       if (!accepting) return Promise.reject(draining());
       const agent = get(agentId);
       if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
-      return restartAgent(supervisor, agent);
+      return restartAgent(supervisor, agent, () => metrics.agentRestarts.inc());
     },
     router,
     countStates,

@@ -17,8 +17,9 @@ import type { AgentRuntime } from './agent-runtime.js';
 
 const inProgress = new WeakMap<AgentRuntime, Promise<void>>();
 
-async function run(supervisor: Supervisor, agent: AgentRuntime): Promise<void> {
+async function run(supervisor: Supervisor, agent: AgentRuntime, counted: () => void): Promise<void> {
   agent.restartRequested = true;
+  counted();
   try {
     await supervisor.terminateChild(agent.id);
     await supervisor.restartChild(agent.id);
@@ -30,8 +31,12 @@ async function run(supervisor: Supervisor, agent: AgentRuntime): Promise<void> {
   }
 }
 
-/** Resolves once the agent runs again; rejects with the start's error (the agent is then failed or restarting, as its supervisor decided). */
-export function restartAgent(supervisor: Supervisor, agent: AgentRuntime): Promise<void> {
+/**
+ * Resolves once the agent runs again; rejects with the start's error (the
+ * agent is then failed or restarting, as its supervisor decided). `counted`
+ * is called once per restart begun (`svc_agent_restarts_total`).
+ */
+export function restartAgent(supervisor: Supervisor, agent: AgentRuntime, counted: () => void): Promise<void> {
   const running = inProgress.get(agent);
   if (running !== undefined) return running;
   if (agent.admitted === undefined) {
@@ -45,7 +50,7 @@ export function restartAgent(supervisor: Supervisor, agent: AgentRuntime): Promi
   if (agent.state === 'starting') {
     return Promise.reject(new SvcError('UNAVAILABLE', `agent ${agent.id} is starting; restart it once it runs`, { agent_id: agent.id, reason: 'agent_starting' }));
   }
-  const restart = run(supervisor, agent).finally(() => inProgress.delete(agent));
+  const restart = run(supervisor, agent, counted).finally(() => inProgress.delete(agent));
   inProgress.set(agent, restart);
   return restart;
 }

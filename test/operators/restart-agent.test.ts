@@ -68,6 +68,22 @@ describe('RestartAgent', SUITE_TIMEOUT, () => {
     await s.client.undeploy(id);
   });
 
+  it('svc_agents{state} and svc_agent_restarts_total on the metrics listener follow a crash and a restart', async () => {
+    const scrape = async (): Promise<string> => (await fetch(`http://${s.metrics}/metrics`)).text();
+    const value = (text: string, series: string): number => Number(new RegExp(`^${series.replace(/[{}]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1] ?? 'NaN');
+    const before = value(await scrape(), 'svc_agent_restarts_total');
+    const { agent_id: id } = await s.client.deploy({ name: 'restart-metrics', wasm_module: COUNTER });
+    await s.client.send({ receiver: id, message_type: 'request', content: 'boom!' });
+    await stateIs(id, 'failed');
+    const failed = await scrape();
+    assert.ok(value(failed, 'svc_agents{state="failed"}') >= 1, 'the failed agent is counted');
+    await s.client.restart(id);
+    const after = await scrape();
+    assert.equal(value(after, 'svc_agent_restarts_total'), before + 1, 'the operator restart counts; no crash restart with restart_max_restarts 0');
+    assert.equal(value(after, 'svc_agents{state="failed"}'), value(failed, 'svc_agents{state="failed"}') - 1);
+    await s.client.undeploy(id);
+  });
+
   it('gRPC: a running agent restarts; a message sent during the restart is handled after it', async () => {
     const { agent_id: id } = await s.client.deploy({ name: 'restart-grpc', wasm_module: COUNTER });
     assert.equal(await ask(id, 'one'), '1');
