@@ -10,6 +10,7 @@ import type { MessageHistory } from '../bus/history.js';
 import type { Admission } from '../sandbox/admission.js';
 import type { AdmittedModule, ExecutorPool } from '../sandbox/types.js';
 import type { NewAgent, Store } from '../store/types.js';
+import type { AgentLogs } from './agent-logs.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Tracing } from '../telemetry/tracing.js';
@@ -28,6 +29,8 @@ export interface AgentSettings {
   maxQueuedBytes: number;
   /** Share of the V8 heap limit past which new work is refused (`runtime.memory_pressure_ratio`). */
   memoryPressureRatio: number;
+  /** `runtime.agent_log_buffer_size`: bytes of log lines kept per agent. */
+  logBufferBytes: number;
   /** 0 disables hibernation. */
   idleTimeoutMs: number;
   startupTimeoutMs: number;
@@ -100,6 +103,8 @@ export interface AgentHost {
   restart(agentId: string): Promise<void>;
   /** The id of the agent named `agentIdOrName` on this node, or the value itself (an id, or nothing known). */
   resolve(agentIdOrName: string): string;
+  /** The agents' own log lines (agent-logs.ts). */
+  readonly logs: AgentLogs;
   /** A registered agent. */
   get(agentId: string): AgentRuntime | undefined;
   readonly router: Router;

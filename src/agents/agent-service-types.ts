@@ -8,6 +8,7 @@ import type { BoundedSink } from '../bus/bounded-sink.js';
 import type { BusEvent } from '../bus/events.js';
 import type { BusFilter } from '../bus/filter.js';
 import type { Message } from '../bus/message.js';
+import type { AgentLogLine } from './agent-logs.js';
 
 /** The lifecycle states of DESIGN.md section 6, as clients see them. */
 export const AGENT_STATES = ['starting', 'running', 'executing', 'hibernated', 'restarting', 'stopping', 'stopped', 'failed'] as const;
@@ -118,10 +119,18 @@ export interface AgentService {
    * dropped with RESOURCE_EXHAUSTED `slow_consumer`. Close the sink when the client goes away.
    */
   subscribe(filter: unknown, write: (event: BusEvent) => void | Promise<unknown>, ctx: CallContext): BoundedSink;
+  /** The agent's kept log lines, oldest first, the last `limit` (1..1000) when given (NOT_FOUND for an unknown agent). */
+  logs(agentId: string, ctx: CallContext, limit?: number): Promise<{ lines: AgentLogLine[] }>;
+  /**
+   * The agent's log lines as it writes them, through `write` with
+   * back-pressure as `subscribe` (a slow consumer is dropped). Close the sink
+   * when the client goes away.
+   */
+  followLogs(agentId: string, write: (line: AgentLogLine) => void | Promise<unknown>, ctx: CallContext): BoundedSink;
   /** The agent's recent messages, newest last (NOT_FOUND for an unknown agent). */
   recentMessages(agentId: string, ctx: CallContext, limit?: number): Promise<Message[]>;
   health(ctx: CallContext): Promise<HealthResponse>;
   metrics(ctx: CallContext): Promise<MetricsSummary>;
 }
 
-export type { BusFilter };
+export type { AgentLogLine, BusFilter };

@@ -31,6 +31,8 @@
  */
 import { context } from '@opentelemetry/api';
 import type { Clock } from '../../supervisors/index.js';
+import { filter as where } from 'rxjs';
+import { createBoundedSink } from '../bus/bounded-sink.js';
 import { validateFilter } from '../bus/filter.js';
 import { newId } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
@@ -97,6 +99,13 @@ function storedAgent(host: AgentHost, id: string): AgentRecord | undefined {
   } catch (error) {
     throw fromStoreError(error);
   }
+}
+
+/** The id of a known agent named by id or name; NOT_FOUND otherwise. */
+function known(host: AgentHost, agentId: unknown): string {
+  const id = host.resolve(agentIdOf(agentId));
+  if (host.get(id) === undefined && storedAgent(host, id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+  return id;
 }
 
 export function createAgentService(options: AgentServiceOptions): AgentService {
@@ -250,6 +259,21 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         return host.bus.connect({ ...valid, agent_id: id }, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
       }
       return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
+    },
+
+    async logs(agentId, _ctx, limit) {
+      const host = readable();
+      const id = known(host, agentId);
+      if (limit !== undefined && limit !== 0 && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
+        throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
+      }
+      return { lines: host.logs.recent(id, limit === 0 ? undefined : limit) };
+    },
+
+    followLogs(agentId, write, _ctx) {
+      const host = active();
+      const id = known(host, agentId);
+      return createBoundedSink(host.logs.lines.pipe(where((line) => line.agent_id === id)), write, { bufferSize: options.streamBufferSize });
     },
 
     async recentMessages(agentId, _ctx, limit) {

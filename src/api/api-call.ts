@@ -151,6 +151,8 @@ export function describeRequest(span: Span, operation: ApiOperation | undefined,
     case 'UndeployAgent':
     case 'GetAgent':
     case 'RestartAgent':
+    case 'GetAgentLogs':
+    case 'FollowAgentLogs':
       attributes[SPAN_ATTRIBUTES.agentId] = text(field(request, 'agent_id'));
       break;
     case 'SendMessage':

@@ -25,16 +25,19 @@ import { keysCreateCommand } from './commands/keys-create.js';
 import { keysListCommand } from './commands/keys-list.js';
 import { keysRevokeCommand } from './commands/keys-revoke.js';
 import { keysRotateCommand } from './commands/keys-rotate.js';
+import { logsCommand } from './commands/logs.js';
 import { messagesHistoryCommand } from './commands/messages-history.js';
 import { messagesSendCommand } from './commands/messages-send.js';
 import { messagesTailCommand } from './commands/messages-tail.js';
 import { newAgentCommand } from './commands/new-agent.js';
+import { runCommand } from './commands/run.js';
 import { startCommand } from './commands/start.js';
 import { versionCommand } from './commands/version.js';
 
 export const COMMANDS: readonly Command[] = [
   startCommand,
   checkCommand,
+  runCommand,
   configCommand,
   agentsDeployCommand,
   agentsListCommand,
@@ -45,6 +48,7 @@ export const COMMANDS: readonly Command[] = [
   messagesSendCommand,
   messagesTailCommand,
   messagesHistoryCommand,
+  logsCommand,
   healthCommand,
   keysCreateCommand,
   keysListCommand,

@@ -30,8 +30,12 @@ describe('features of an API document', () => {
   });
   after(() => gw.stop());
 
-  it('this server document: the browser login and RestartAgent, no throttled field', () => {
-    assert.deepEqual(featuresOf(doc), { login: true, restart: { method: 'POST', path: '/api/v1/agents/{agent_id}/restart', bodyFields: [] } });
+  it('this server document: the browser login, RestartAgent and the log lines, no throttled field', () => {
+    assert.deepEqual(featuresOf(doc), {
+      login: true,
+      restart: { method: 'POST', path: '/api/v1/agents/{agent_id}/restart', bodyFields: [] },
+      logs: { method: 'GET', path: '/api/v1/agents/{agent_id}/logs', bodyFields: [] },
+    });
   });
 
   it('finds RestartAgent and UpdateAgent by name, with where to call them and the update body fields', () => {
@@ -72,6 +76,7 @@ describe('features of an API document', () => {
     const withoutLogin = structuredClone(doc);
     delete withoutLogin.paths['/api/v1/auth/login'];
     delete withoutLogin.paths['/api/v1/agents/{agent_id}/restart'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}/logs'];
     const later = extended(withoutLogin, {
       '/api/v1/agents/{agent_id}/logs/{line}': { get: {} },
       '/api/v1/agents/{agent_id}/logs': { post: {} },

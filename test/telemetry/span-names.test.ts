@@ -15,6 +15,8 @@ const CONTRACT_API_SPANS = {
   ListAgents: 'svc.api.list_agents',
   GetAgent: 'svc.api.get_agent',
   RestartAgent: 'svc.api.restart_agent',
+  GetAgentLogs: 'svc.api.get_agent_logs',
+  FollowAgentLogs: 'svc.api.follow_agent_logs',
   SendMessage: 'svc.api.send_message',
   CallAgent: 'svc.api.call_agent',
   SubscribeMessages: 'svc.api.subscribe_messages',

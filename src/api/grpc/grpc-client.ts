@@ -14,7 +14,7 @@ import {
   type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
-import type { Agent, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
+import type { Agent, AgentLogLine, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
 import type { ErrorCode } from '../../errors/svc-error.js';
 import type { ApiKeyInfo, AuditRecordJson, IssuedKey } from '../../security/security-service-types.js';
 import type { TokenPair } from '../../security/token-service.js';
@@ -84,6 +84,9 @@ export interface GrpcClient {
   call(message: MessageInput, timeoutMs?: number, settings?: CallSettings): Promise<ProtoMessage>;
   /** A live stream; cancel it with `call.cancel()` (its 'error' then reports CANCELLED). */
   subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
+  logs(agentId: string, limit?: number, settings?: CallSettings): Promise<{ lines: AgentLogLine[] }>;
+  /** The agent's log lines from now on; cancel it with `call.cancel()`. */
+  followLogs(agentId: string, settings?: CallSettings): ClientReadableStream<AgentLogLine>;
   health(settings?: CallSettings): Promise<HealthResponse>;
   metrics(settings?: CallSettings): Promise<MetricsSummary>;
   createToken(request?: { grant_type?: string; client_id?: string; client_secret?: string }, settings?: CallSettings): Promise<TokenPair>;
@@ -152,6 +155,11 @@ export function createGrpcClient(
     subscribe: (filter = {}, settings) => {
       const [metadata, options] = callArgs(settings, presented);
       return (methods.SubscribeMessages as StreamMethod).call(client, { filter }, metadata, options);
+    },
+    logs: (agentId, limit = 0, settings) => unary('GetAgentLogs', { agent_id: agentId, limit }, settings),
+    followLogs: (agentId, settings) => {
+      const [metadata, options] = callArgs(settings, presented);
+        return (methods.FollowAgentLogs as StreamMethod).call(client, { agent_id: agentId }, metadata, options) as unknown as ClientReadableStream<AgentLogLine>;
     },
     health: (settings) => unary('Health', {}, settings),
     metrics: (settings) => unary('Metrics', {}, settings),

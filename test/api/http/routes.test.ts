@@ -36,6 +36,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'CallAgent POST /api/v1/agents/{message.receiver}/call',
       'SubscribeMessages GET /api/v1/messages',
       'SubscribeMessages2 GET /api/v1/agents/{filter.agent_id}/messages',
+      'GetAgentLogs GET /api/v1/agents/{agent_id}/logs',
       'Health GET /api/v1/health',
       'Metrics GET /api/v1/metrics',
       'CreateToken POST /api/v1/auth/token',
