@@ -126,15 +126,20 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
           checkSend: (agent: AgentRuntime, message: Message) =>
             message.receiver === PLATFORM_SENDER
               ? ALLOWED
-              : sendPolicy.check({ sender: agent.id, senderCapabilities: agent.record.capabilities, receiver: message.receiver, receiverCapabilities: agents.get(message.receiver)?.record.capabilities }),
+              : sendPolicy.check({ sender: agent.id, senderCapabilities: agent.record.capabilities, receiver: message.receiver, receiverCapabilities: byIdOrName(message.receiver)?.record.capabilities }),
         }),
   });
+
+  /** A receiver may be named by its id or its name. */
+  function byIdOrName(receiver: string): AgentRuntime | undefined {
+    return agents.get(receiver) ?? agents.get(names.get(receiver) ?? '');
+  }
 
   // The router asks `refusal` then `enqueue` for the same receiver; remembering it saves a lookup per message.
   let lastLooked: AgentRuntime | undefined;
   const mailboxes: Mailboxes = {
     refusal(message) {
-      const agent = agents.get(message.receiver) ?? agents.get(names.get(message.receiver) ?? '');
+      const agent = byIdOrName(message.receiver);
       lastLooked = agent;
       if (agent === undefined || !agent.accepting || ((agent.state === 'stopping' || agent.state === 'stopped') && !agent.restartRequested)) return undefined;
       if (agent.state === 'failed') return 'agent_failed';
