@@ -35,10 +35,10 @@ import { messageBytes } from '../bus/message-size.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AdmittedModule } from '../sandbox/types.js';
 import type { AgentRecord, NewAgent } from '../store/types.js';
-import { createAgentLogLimiter, type AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
+import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
-import { createAgentLogs } from './agent-logs.js';
+import { createAgentLogs, keepingLines } from './agent-logs.js';
 import { restartAgent } from './agent-restart.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
@@ -77,15 +77,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const messageTrace = createMessageTrace(tracing);
   const logs = createAgentLogs({ maxBytes: settings.logBufferBytes, now: Date.now });
   const limiter = createAgentLogLimiter(log, { clock });
-  // Every line is kept for the agent's own log; the server log takes them rate-limited.
-  const agentLog: AgentLogLimiter = {
-    write(agentId, line) {
-      logs.write(agentId, line);
-      return limiter.write(agentId, line);
-    },
-    forget: (agentId) => limiter.forget(agentId),
-    flush: () => limiter.flush(),
-  };
+  const agentLog = keepingLines(limiter, logs);
   const restartCounts = createRestartCounts(store, log);
   let accepting = true;
   let restarts = 0;

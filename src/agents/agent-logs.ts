@@ -8,6 +8,7 @@
  * `lines` (`svc logs -f`).
  */
 import { Subject, type Observable } from 'rxjs';
+import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 
 export interface AgentLogLine {
   agent_id: string;
@@ -59,5 +60,17 @@ export function createAgentLogs(options: { maxBytes: number; now: () => number }
     forget(agentId) {
       kept.delete(agentId);
     },
+  };
+}
+
+/** The agents' log sink: every line kept in `logs`, the agent's own record, and passed on to the server log's rate-limited `limiter`. */
+export function keepingLines(limiter: AgentLogLimiter, logs: AgentLogs): AgentLogLimiter {
+  return {
+    write(agentId, line) {
+      logs.write(agentId, line);
+      return limiter.write(agentId, line);
+    },
+    forget: (agentId) => limiter.forget(agentId),
+    flush: () => limiter.flush(),
   };
 }
