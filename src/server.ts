@@ -261,6 +261,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   });
   metrics.readAtCollect('agentsActive', () => parts.host?.activeAgents());
   metrics.readAtCollect('messageQueueSize', () => parts.host?.queuedMessages());
+  metrics.readStatesAtCollect(() => parts.host?.countStates());
 
   let starting = true;
   const service = createAgentService({
@@ -278,6 +279,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       const addresses = options.listenerAddresses?.();
       return { node_id: nodeId, address: '', grpc_address: addresses?.grpc ?? '', http_address: addresses?.http ?? '', state: 'alive', incarnation: 0 };
     },
+    clock,
   });
 
   let stopping: Promise<void> | undefined;

@@ -13,6 +13,7 @@ import type { NewAgent, Store } from '../store/types.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Tracing } from '../telemetry/tracing.js';
+import type { AgentLogs } from './agent-logs.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
 import type { DispatcherStats } from './dispatcher.js';
@@ -29,6 +30,8 @@ export interface AgentSettings {
   maxQueuedBytes: number;
   /** Share of the V8 heap limit past which new work is refused (`runtime.memory_pressure_ratio`). */
   memoryPressureRatio: number;
+  /** `runtime.agent_log_buffer_size`: bytes of log lines kept per agent. */
+  logBufferBytes: number;
   /** 0 disables hibernation. */
   idleTimeoutMs: number;
   startupTimeoutMs: number;
@@ -96,6 +99,15 @@ export interface AgentHost {
    * forget. NOT_FOUND if unknown or already being undeployed.
    */
   remove(agentId: string): Promise<void>;
+  /**
+   * An operator's restart (agent-restart.ts): resolves once the agent runs
+   * again. NOT_FOUND if unknown or being undeployed.
+   */
+  restart(agentId: string): Promise<void>;
+  /** The id of the agent named `agentIdOrName` on this node, or the value itself (an id, or nothing known). */
+  resolve(agentIdOrName: string): string;
+  /** The agents' own log lines (agent-logs.ts). */
+  readonly logs: AgentLogs;
   /** A registered agent. */
   get(agentId: string): AgentRuntime | undefined;
   readonly router: Router;

@@ -38,6 +38,8 @@ import type { AgentRecord, NewAgent } from '../store/types.js';
 import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
+import { createAgentLogs, keepingLines } from './agent-logs.js';
+import { restartAgent } from './agent-restart.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
@@ -74,7 +76,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const names = new Map<string, string>();
   const lifecycle = createLifecycleEvents(bus, log, tracing);
   const messageTrace = createMessageTrace(tracing);
-  const agentLog = createAgentLogLimiter(log, { clock });
+  const logs = createAgentLogs({ maxBytes: settings.logBufferBytes, now: Date.now });
+  const limiter = createAgentLogLimiter(log, { clock });
+  const agentLog = keepingLines(limiter, logs);
   const restartCounts = createRestartCounts(store, log);
   let accepting = true;
   let restarts = 0;
@@ -115,21 +119,27 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
           checkSend: (agent: AgentRuntime, message: Message) =>
             message.receiver === PLATFORM_SENDER
               ? ALLOWED
-              : sendPolicy.check({ sender: agent.id, senderCapabilities: agent.record.capabilities, receiver: message.receiver, receiverCapabilities: agents.get(message.receiver)?.record.capabilities }),
+              : sendPolicy.check({ sender: agent.id, senderCapabilities: agent.record.capabilities, receiver: message.receiver, receiverCapabilities: byIdOrName(message.receiver)?.record.capabilities }),
         }),
   });
+
+  /** A receiver may be named by its id or its name. */
+  function byIdOrName(receiver: string): AgentRuntime | undefined {
+    return agents.get(receiver) ?? agents.get(names.get(receiver) ?? '');
+  }
 
   // The router asks `refusal` then `enqueue` for the same receiver; remembering it saves a lookup per message.
   let lastLooked: AgentRuntime | undefined;
   const mailboxes: Mailboxes = {
     refusal(message) {
-      const agent = agents.get(message.receiver);
+      const agent = byIdOrName(message.receiver);
       lastLooked = agent;
-      if (agent === undefined || !agent.accepting || agent.state === 'stopping' || agent.state === 'stopped') return undefined;
+      if (agent === undefined || !agent.accepting || ((agent.state === 'stopping' || agent.state === 'stopped') && !agent.restartRequested)) return undefined;
       if (agent.state === 'failed') return 'agent_failed';
       const bytes = messageBytes(message);
       return agent.mailboxRefusal(bytes) ?? memory.admit(bytes);
     },
+    addressed: (receiver) => lastLooked?.id ?? receiver,
     enqueue(message) {
       const agent = lastLooked?.id === message.receiver ? lastLooked : agents.get(message.receiver)!;
       agent.enqueue(message, clock.now());
@@ -156,9 +166,10 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       if (from === 'failed' || to === 'stopped') sendPolicy?.forget(agent.id);
       if (to === 'restarting') {
         restarts += 1;
+        metrics.agentRestarts.inc();
         restartCounts.count(agent);
       } else if (to === 'failed') rejectMailbox(agent, 'agent_failed');
-      else if (to === 'stopped') rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
+      else if (to === 'stopped' && !agent.restartRequested) rejectMailbox(agent, 'unknown_receiver', 'the agent stopped');
     },
     ready: (agent) => dispatcher.ready(agent),
   };
@@ -208,6 +219,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     history.forget(agent.id);
     metrics.forgetAgent(agent.id);
     agentLog.forget(agent.id);
+    logs.forget(agent.id);
     agent.dispose();
   }
 
@@ -332,6 +344,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     history,
     admission,
     settings,
+    logs,
     get accepting() {
       return accepting;
     },
@@ -345,6 +358,17 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     deploy,
     remove,
     get,
+    resolve(agentIdOrName) {
+      if (agents.has(agentIdOrName)) return agentIdOrName;
+      const id = names.get(agentIdOrName);
+      return id !== undefined && get(id) !== undefined ? id : agentIdOrName;
+    },
+    restart(agentId) {
+      if (!accepting) return Promise.reject(draining());
+      const agent = get(agentId);
+      if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
+      return restartAgent(supervisor, agent, () => metrics.agentRestarts.inc());
+    },
     router,
     deliverForwarded(message) {
       // The sending node knew nothing of a remote receiver's capabilities: its `message:receive` is checked here.

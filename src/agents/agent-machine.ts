@@ -13,6 +13,7 @@
  *                       │                                     and for a quarantined one)
  *   any live state ─stop─> stopping ─drained─> stopped       ─kill─> stopped (cut now)
  *   running, hibernated ─quarantine─> exited (a normal exit: the supervisor does not restart it)
+ *   stopped ─start─> starting (an operator's restart: the supervisor's restartChild after terminateChild)
  *
  * Who decides: the agent supervisor (supervisors/) owns restarts, intensity
  * and backoff. Its decisions arrive as events, as it takes them
@@ -245,7 +246,8 @@ export const agentMachine = setup({
       // A crash while stopping is the stop itself: the drain ends with it.
       on: { kill: KILL },
     },
-    stopped: { type: 'final', entry: emit({ type: 'stopped' }) },
+    // Not final: an operator's restart of a live agent (terminateChild, then restartChild) starts it again.
+    stopped: { entry: emit({ type: 'stopped' }), on: { start: { target: 'starting', actions: 'because' } } },
   },
 });
 

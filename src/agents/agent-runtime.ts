@@ -101,6 +101,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   accepting: boolean;
   /** An undeploy has claimed it: a second one is NOT_FOUND. */
   removing = false;
+  /** An operator's restart is under way: its stop keeps the mailbox, and messages still queue. */
+  restartRequested = false;
   messagesReceived = 0;
   messagesSent = 0;
   /** Linear memory of the instance (of its snapshot while hibernated); set through `setMemory`. */
@@ -162,7 +164,11 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     this.actor.on('stopped', () => {
       // A start the supervisor stopped waiting for ends here.
       this.child?.settle(abnormalExit(this.actor.getSnapshot().context.reason));
-      this.markStopped?.();
+      // An operator's restart may start the machine again: the next stop waits anew.
+      const mark = this.markStopped;
+      this.stopped = undefined;
+      this.markStopped = undefined;
+      mark?.();
     });
     this.actor.start();
   }
@@ -335,7 +341,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   }
 
   private whenStopped(): Promise<void> {
-    if (this.actor.getSnapshot().status === 'done') return Promise.resolve();
+    const snapshot = this.actor.getSnapshot();
+    if (snapshot.status === 'stopped' || snapshot.value === 'stopped') return Promise.resolve();
     this.stopped ??= new Promise<void>((resolve) => (this.markStopped = resolve));
     return this.stopped;
   }

@@ -8,6 +8,7 @@ import type { BoundedSink } from '../bus/bounded-sink.js';
 import type { BusEvent } from '../bus/events.js';
 import type { BusFilter } from '../bus/filter.js';
 import type { Message } from '../bus/message.js';
+import type { AgentLogLine } from './agent-logs.js';
 
 /** The lifecycle states of DESIGN.md section 6, as clients see them. */
 export const AGENT_STATES = ['starting', 'running', 'executing', 'hibernated', 'restarting', 'stopping', 'stopped', 'failed'] as const;
@@ -26,6 +27,11 @@ export interface CallContext {
   trace_id: string;
   /** Epoch milliseconds after which the call should give up (DEADLINE_EXCEEDED). */
   deadline?: number;
+}
+
+export interface CallOptions {
+  /** Milliseconds to wait for the reply; 0 or absent: the default. */
+  timeout_ms?: number;
 }
 
 export interface DeployAgentRequest {
@@ -102,17 +108,38 @@ export interface AgentService {
   list(request: ListAgentsRequest, ctx: CallContext): Promise<ListAgentsResponse>;
   get(agentId: string, ctx: CallContext): Promise<Agent>;
   /**
+   * Restarts a failed or running agent with a fresh instance and a fresh
+   * restart intensity; answers the agent once it runs again. NOT_FOUND for an
+   * unknown agent, UNAVAILABLE (`agent_starting`) while it is starting.
+   */
+  restart(agentId: string, ctx: CallContext): Promise<Agent>;
+  /**
    * Validates client input (`validateMessage`: sender becomes `client:<principal>`;
    * `receiver` from the body or from `receiverOverride`, as `POST /agents/{id}/messages` gives it)
    * and queues it for delivery. Resolves once accepted (202), not once handled.
    */
   send(input: unknown, ctx: CallContext, receiverOverride?: string): Promise<{ message_id: string }>;
   /**
+   * Request/reply: validates and queues `input` as `send` does, then waits for
+   * the reply to the caller correlated by `in_reply_to` and `conversation_id`
+   * (reply-waiter.ts), or the platform's `failure`. DEADLINE_EXCEEDED after
+   * `timeout_ms` (0: 30 s; at most 600000) without one.
+   */
+  call(input: unknown, ctx: CallContext, options?: CallOptions): Promise<Message>;
+  /**
    * A live stream of bus events matching `filter` (validated; INVALID_ARGUMENT otherwise),
    * written through `write` with back-pressure (see `createBoundedSink`); a slow consumer is
    * dropped with RESOURCE_EXHAUSTED `slow_consumer`. Close the sink when the client goes away.
    */
   subscribe(filter: unknown, write: (event: BusEvent) => void | Promise<unknown>, ctx: CallContext): BoundedSink;
+  /** The agent's kept log lines, oldest first, the last `limit` (1..1000) when given (NOT_FOUND for an unknown agent). */
+  logs(agentId: string, ctx: CallContext, limit?: number): Promise<{ lines: AgentLogLine[] }>;
+  /**
+   * The agent's log lines as it writes them, through `write` with
+   * back-pressure as `subscribe` (a slow consumer is dropped). Close the sink
+   * when the client goes away.
+   */
+  followLogs(agentId: string, write: (line: AgentLogLine) => void | Promise<unknown>, ctx: CallContext): BoundedSink;
   /** The agent's recent messages, newest last (NOT_FOUND for an unknown agent). */
   recentMessages(agentId: string, ctx: CallContext, limit?: number): Promise<Message[]>;
   health(ctx: CallContext): Promise<HealthResponse>;
@@ -121,4 +148,4 @@ export interface AgentService {
   members(ctx: CallContext): Promise<{ members: ClusterMember[] }>;
 }
 
-export type { BusFilter };
+export type { AgentLogLine, BusFilter };

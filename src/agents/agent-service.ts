@@ -30,6 +30,9 @@
  *   UNAVAILABLE.
  */
 import { context } from '@opentelemetry/api';
+import type { Clock } from '../../supervisors/index.js';
+import { filter as where } from 'rxjs';
+import { createBoundedSink } from '../bus/bounded-sink.js';
 import { validateFilter } from '../bus/filter.js';
 import { newId } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
@@ -50,6 +53,7 @@ import { toAgent } from './agent-view.js';
 import type { RemoteAgents } from './remote-agents.js';
 import { validateDeployRequest } from './deploy-request.js';
 import { createMessageTrace } from './message-trace.js';
+import { waitForReply } from './reply-waiter.js';
 
 export interface AgentServiceOptions {
   /** The current agent host; undefined while the server starts, restarts its services or has stopped. */
@@ -74,9 +78,15 @@ export interface AgentServiceOptions {
   remote?: () => RemoteAgents | undefined;
   /** This node as `ListMembers` shows it when it runs alone. */
   self?: () => Omit<ClusterMember, 'agents'>;
+  /** Times out calls waiting for a reply. */
+  clock: Clock;
 }
 
 const MAX_RECENT = 1_000;
+/** `timeout_ms` 0 of CallAgent. */
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+/** A longer wait is a subscription, not a call. */
+export const MAX_CALL_TIMEOUT_MS = 600_000;
 
 function unavailable(starting: boolean): SvcError {
   return starting
@@ -96,6 +106,13 @@ function storedAgent(host: AgentHost, id: string): AgentRecord | undefined {
   } catch (error) {
     throw fromStoreError(error);
   }
+}
+
+/** The id of a known agent named by id or name; NOT_FOUND otherwise. */
+function known(host: AgentHost, agentId: unknown): string {
+  const id = host.resolve(agentIdOf(agentId));
+  if (host.get(id) === undefined && storedAgent(host, id) === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+  return id;
 }
 
 export function createAgentService(options: AgentServiceOptions): AgentService {
@@ -172,7 +189,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async undeploy(agentId, _ctx) {
       const host = active();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       const cluster = remote();
       if (host.get(id) === undefined && cluster?.isRemote(id) === true) {
         await cluster.undeploy(id);
@@ -210,7 +227,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
 
     async get(agentId, ctx) {
       const host = readable();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       const runtime = host.get(id);
       if (runtime !== undefined) return toAgent(runtime.record, runtime);
       const cluster = remote();
@@ -218,6 +235,15 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const record = storedAgent(host, id);
       if (record === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       return toAgent(record, undefined);
+    },
+
+    async restart(agentId, _ctx) {
+      const host = active();
+      const id = host.resolve(agentIdOf(agentId));
+      await host.restart(id);
+      const runtime = host.get(id);
+      if (runtime === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      return toAgent(runtime.record, runtime);
     },
 
     async send(input, ctx: CallContext, receiverOverride) {
@@ -237,20 +263,52 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       return { message_id: message.message_id };
     },
 
+    async call(input, ctx, callOptions = {}) {
+      const host = active();
+      const timeoutMs = callOptions.timeout_ms ?? 0;
+      if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_CALL_TIMEOUT_MS) {
+        throw new SvcError('INVALID_ARGUMENT', `timeout_ms must be a whole number in 0..${MAX_CALL_TIMEOUT_MS}`, { field: 'timeout_ms', reason: 'out_of_range' });
+      }
+      const message = validateMessage(input, { sender: `client:${ctx.principal}` });
+      const waiter = waitForReply(host.bus, options.clock, message, timeoutMs === 0 ? DEFAULT_CALL_TIMEOUT_MS : timeoutMs);
+      const outcome = messageTrace.sendFromClient(message, context.active(), (accepted) => host.router.route(accepted));
+      if (!outcome.ok) {
+        waiter.cancel();
+        options.metrics.messageErrors.inc({ message_type: message.message_type });
+        throw fromRefusal(outcome.reason, message.receiver);
+      }
+      return waiter.reply;
+    },
+
     subscribe(filter, write, _ctx) {
       const host = active();
       const valid = validateFilter(filter);
       // A stream filtered by an agent that does not exist would wait forever for nothing.
-      const id = valid.agent_id;
+      const id = valid.agent_id === undefined ? undefined : host.resolve(valid.agent_id);
       if (id !== undefined && !exists(host, id)) {
         throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       }
-      return host.bus.connect(valid, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
+      return host.bus.connect(id === undefined ? valid : { ...valid, agent_id: id }, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
+    },
+
+    async logs(agentId, _ctx, limit) {
+      const host = readable();
+      const id = known(host, agentId);
+      if (limit !== undefined && limit !== 0 && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
+        throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
+      }
+      return { lines: host.logs.recent(id, limit === 0 ? undefined : limit) };
+    },
+
+    followLogs(agentId, write, _ctx) {
+      const host = active();
+      const id = known(host, agentId);
+      return createBoundedSink(host.logs.lines.pipe(where((line) => line.agent_id === id)), write, { bufferSize: options.streamBufferSize });
     },
 
     async recentMessages(agentId, _ctx, limit) {
       const host = readable();
-      const id = agentIdOf(agentId);
+      const id = host.resolve(agentIdOf(agentId));
       if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_RECENT)) {
         throw new SvcError('INVALID_ARGUMENT', `limit must be a whole number in 1..${MAX_RECENT}`, { field: 'limit', reason: 'out_of_range' });
       }

@@ -22,6 +22,7 @@ export function agentSettingsFrom(runtime: Config['runtime']): AgentSettings {
     mailboxBytes: runtime.mailbox_bytes,
     maxQueuedBytes: runtime.max_queued_bytes,
     memoryPressureRatio: runtime.memory_pressure_ratio,
+    logBufferBytes: runtime.agent_log_buffer_size,
     idleTimeoutMs: runtime.agent_idle_timeout,
     startupTimeoutMs: runtime.agent_startup_timeout,
     shutdownTimeoutMs: runtime.agent_shutdown_timeout,

@@ -15,6 +15,13 @@ export const MAX_LABEL_LENGTH = 256;
 export const DEFAULT_CPU_SHARES = 1024;
 /** cgroup v1's largest `cpu.shares`. */
 export const MAX_CPU_SHARES = 262_144;
+/**
+ * What an agent id looks like (a ULID): a name may not, so that wherever an
+ * id is accepted a name can stand for it (agent-service.ts) without doubt.
+ */
+export const AGENT_ID_SHAPE = /^[0-9A-HJKMNP-TV-Z]{26}$/i;
+/** Receivers with this prefix are clients: a name may not start with it either. */
+const CLIENT_PREFIX = 'client:';
 
 export interface DeployLimits {
   /** The per-agent maximum of linear memory (`max_memory_pages` × 64 KiB); also what 0 means. */
@@ -77,6 +84,9 @@ function capabilities(name: string, value: unknown): string[] {
 export function validateDeployRequest(input: unknown, limits: DeployLimits): ValidDeploy {
   if (!isRecord(input)) throw invalid('request', 'the request must be an object', 'wrong_type', { expected: 'object' });
   const name = label('name', input['name']);
+  if (AGENT_ID_SHAPE.test(name) || name.startsWith(CLIENT_PREFIX) || name === 'platform') {
+    throw invalid('name', 'name must not look like an agent id (26 base32 characters), a client (client:...) or the platform', 'reserved');
+  }
   const [module, moduleField] = field(input, 'wasm_module', 'wasmModule');
   if (!(module instanceof Uint8Array)) throw invalid(moduleField, `${moduleField} must be the module's bytes`, module === undefined ? 'required' : 'wrong_type');
   if (module.length === 0) throw invalid(moduleField, `${moduleField} is empty`, 'required');

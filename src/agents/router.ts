@@ -44,6 +44,12 @@ export interface Mailboxes {
    * agent.
    */
   refusal(message: Message): FailureReason | null | undefined;
+  /**
+   * The id of the agent `refusal` just accepted, when the message named it by
+   * its name: the router writes it into `receiver` before the message is
+   * published, so streams, history and the agent see the id.
+   */
+  addressed(receiver: string): string;
   /** Queues a message `refusal` accepted; the agent's dispatch is scheduled from there. */
   enqueue(message: Message): void;
 }
@@ -93,6 +99,8 @@ export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes, remote?
         return { ok: true, forwarded };
       }
       if (refusal !== null) return REFUSED[refusal];
+      const id = mailboxes.addressed(message.receiver);
+      if (id !== message.receiver) message.receiver = id;
       // Published before it is queued: queuing may dispatch at once, and `sent` comes before `delivered`.
       if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
       mailboxes.enqueue(message);

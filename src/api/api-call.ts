@@ -150,9 +150,13 @@ export function describeRequest(span: Span, operation: ApiOperation | undefined,
       break;
     case 'UndeployAgent':
     case 'GetAgent':
+    case 'RestartAgent':
+    case 'GetAgentLogs':
+    case 'FollowAgentLogs':
       attributes[SPAN_ATTRIBUTES.agentId] = text(field(request, 'agent_id'));
       break;
     case 'SendMessage':
+    case 'CallAgent':
       attributes[SPAN_ATTRIBUTES.messageReceiver] = text(field(field(request, 'message'), 'receiver'));
       break;
     case 'SubscribeMessages':

@@ -61,7 +61,8 @@ const ASSEMBLY_TSCONFIG = `${JSON.stringify({ extends: 'assemblyscript/std/assem
 
 function agentTest(name: string): string {
   return `// Checks the built agent (npm test builds it first): the imports and exports the agent ABI
-// allows, then the server's own admission through \`svc check\`, with svc on the PATH.
+// allows, the server's own admission through \`svc check\`, and one request run through it in the
+// server's sandbox with \`svc run\`, with svc on the PATH.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -87,6 +88,16 @@ test("passes the server's admission (svc check)", () => {
   const info = JSON.parse(run.stdout);
   assert.ok(info.memory.maximumPages <= 1024, "a declared maximum of at most 1024 pages");
 });
+
+test("answers a request in the server's sandbox (svc run, no server)", () => {
+  const message = JSON.stringify({ message_type: "request", content: "hi" });
+  const run = spawnSync("svc", ["run", WASM, "--message", message], { encoding: "utf8" });
+  if (run.error) assert.fail(\`cannot run svc (\${run.error.code}): put it on the PATH, e.g. with npm link in the svc checkout\`);
+  assert.equal(run.status, 0, run.stderr);
+  const [reply] = run.stdout.trim().split("\\n").map((line) => JSON.parse(line));
+  assert.equal(reply.message_type, "inform");
+  assert.equal(reply.content, "hello client:local, ${name} here (message 1): hi");
+});
 `;
 }
 
@@ -98,7 +109,7 @@ An svc agent written in AssemblyScript.
 \`\`\`sh
 npm install      # assemblyscript ${ASSEMBLYSCRIPT_VERSION} and the svc agent SDK
 npm run build    # build/${name}.wasm
-npm test         # builds, then checks the module against the agent ABI (svc check; svc on the PATH)
+npm test         # builds, checks the module (svc check) and runs a request through it (svc run); svc on the PATH
 npm run deploy   # svc agents deploy build/${name}.wasm --name ${name}
 \`\`\`
 

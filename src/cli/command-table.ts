@@ -8,8 +8,10 @@ import type { Command } from './command.js';
 import { agentsDeployCommand } from './commands/agents-deploy.js';
 import { agentsGetCommand } from './commands/agents-get.js';
 import { agentsListCommand } from './commands/agents-list.js';
+import { agentsRestartCommand } from './commands/agents-restart.js';
 import { agentsUndeployCommand } from './commands/agents-undeploy.js';
 import { auditCommand } from './commands/audit.js';
+import { callCommand } from './commands/call.js';
 import { checkCommand } from './commands/check.js';
 import { clusterMembersCommand } from './commands/cluster-members.js';
 import { completionCommand } from './commands/completion.js';
@@ -24,24 +26,30 @@ import { keysCreateCommand } from './commands/keys-create.js';
 import { keysListCommand } from './commands/keys-list.js';
 import { keysRevokeCommand } from './commands/keys-revoke.js';
 import { keysRotateCommand } from './commands/keys-rotate.js';
+import { logsCommand } from './commands/logs.js';
 import { messagesHistoryCommand } from './commands/messages-history.js';
 import { messagesSendCommand } from './commands/messages-send.js';
 import { messagesTailCommand } from './commands/messages-tail.js';
 import { newAgentCommand } from './commands/new-agent.js';
+import { runCommand } from './commands/run.js';
 import { startCommand } from './commands/start.js';
 import { versionCommand } from './commands/version.js';
 
 export const COMMANDS: readonly Command[] = [
   startCommand,
   checkCommand,
+  runCommand,
   configCommand,
   agentsDeployCommand,
   agentsListCommand,
   agentsGetCommand,
+  agentsRestartCommand,
   agentsUndeployCommand,
+  callCommand,
   messagesSendCommand,
   messagesTailCommand,
   messagesHistoryCommand,
+  logsCommand,
   healthCommand,
   clusterMembersCommand,
   keysCreateCommand,
@@ -60,7 +68,7 @@ export const COMMANDS: readonly Command[] = [
 ];
 
 export const GROUPS: Readonly<Record<string, string>> = {
-  agents: 'Deploy, list, inspect and undeploy agents.',
+  agents: 'Deploy, list, inspect, restart and undeploy agents.',
   messages: 'Send messages to agents, follow them live, read their history.',
   cluster: 'Inspect the cluster this server is part of.',
   keys: 'Make, list, revoke and rotate API keys.',

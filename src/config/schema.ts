@@ -56,6 +56,7 @@ export const CONFIG_SCHEMA = {
     heap_limit: size('0', 'V8 old-generation limit of the server process (Node\'s --max-old-space-size); `svc start` restarts itself with it when set. 0 keeps the limit Node chose (from the machine\'s memory).'),
     message_history_size: int(100, 'Recent messages kept per agent for GET /agents/{id}/messages.', 1),
     message_history_bytes: size('1MiB', 'Bytes of recent messages kept per agent; the oldest go first past it, and a single larger message is not kept.'),
+    agent_log_buffer_size: size('64KiB', "Bytes of an agent's own log lines (fd 2) kept per agent for GET /agents/{id}/logs and svc logs; the oldest lines leave first."),
     restart_max_restarts: int(5, 'Restarts an agent may make within restart_period; one more and it goes to failed.', 0),
     restart_period: duration('60s', 'Window over which restart_max_restarts is counted.'),
     restart_backoff_initial: duration('100ms', 'Wait before the first restart after a crash; doubles with each restart within the period.'),

@@ -15,7 +15,7 @@ import { isPerformative } from '../bus/performatives.js';
 import { API_SPANS } from './span-names.js';
 
 /** The only label names a `svc_*` metric may carry. */
-export const METRIC_LABELS = ['agent_type', 'agent_id', 'message_type', 'method', 'status', 'state'] as const;
+export const METRIC_LABELS = ['agent_type', 'agent_id', 'message_type', 'method', 'state', 'status'] as const;
 export type MetricLabel = (typeof METRIC_LABELS)[number];
 
 export type MetricType = 'counter' | 'gauge' | 'histogram';
@@ -37,6 +37,8 @@ export const METRICS = {
   // Runtime
   agentsDeployed: { name: 'svc_agents_total', type: 'counter', help: 'Agents deployed on this node since it started.', labels: [] },
   agentsActive: { name: 'svc_agents_active', type: 'gauge', help: 'Agents deployed now and neither stopped nor failed.', labels: [] },
+  agentStates: { name: 'svc_agents', type: 'gauge', help: 'Agents on this node by lifecycle state (starting, running, executing, hibernated, restarting, stopping, stopped, failed).', labels: ['state'] },
+  agentRestarts: { name: 'svc_agent_restarts_total', type: 'counter', help: 'Agent restarts: after a crash (decided by the agent supervisor) and those an operator asked for (RestartAgent).', labels: [] },
   agentExecutions: { name: 'svc_agent_executions_total', type: 'counter', help: 'Executions of agent handle functions, by status (success or error).', labels: ['status'] },
   agentExecutionDuration: {
     name: 'svc_agent_execution_duration_seconds',

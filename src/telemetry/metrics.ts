@@ -50,6 +50,9 @@ export interface MetricsSummary {
   samples: MetricSample[];
 }
 
+/** A gauge with one label read at collection time: label value → figure; undefined keeps the last values. */
+export type LabelledGaugeReader = () => Readonly<Record<string, number>> | undefined;
+
 /** Returns undefined when the figure cannot be read now; the gauge then keeps its last value. */
 export type GaugeReader = () => number | undefined | Promise<number | undefined>;
 
@@ -57,6 +60,8 @@ export interface Metrics extends MetricHandles {
   readonly registry: Registry;
   /** Sets `key` from `read` each time the registry is collected (a scrape, the Metrics RPC). Replaces an earlier reader. */
   readAtCollect(key: CollectedGauge, read: GaugeReader): void;
+  /** Sets `svc_agents{state}` from `read` each time the registry is collected. */
+  readStatesAtCollect(read: LabelledGaugeReader): void;
   /** A connection to the HTTP listener: counted in `svc_http_active_connections` while open and in `svc_network_bytes_total`. */
   trackConnection(socket: Socket): void;
   recordHttpRequest(method: string, status: number, seconds: number): void;
@@ -87,6 +92,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = options.registry ?? new Registry();
   const probes = options.probes ?? createProcessProbes({ clock: options.clock ?? createRealClock(), dataDir: options.dataDir });
   const readers = new Map<string, GaugeReader>();
+  let readStates: LabelledGaugeReader | undefined;
   // Bytes of each open connection already added to svc_network_bytes_total.
   const connections = new Map<Socket, number>();
 
@@ -111,6 +117,10 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
         return new Gauge({
           ...common,
           async collect() {
+            if (spec.name === METRICS.agentStates.name) {
+              for (const [state, value] of Object.entries(readStates?.() ?? {})) this.set({ state }, value);
+              return;
+            }
             const read = readers.get(spec.name);
             if (read === undefined) return;
             try {
@@ -152,6 +162,9 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     ...handles,
     registry,
     readAtCollect,
+    readStatesAtCollect(read) {
+      readStates = read;
+    },
     trackConnection(socket) {
       if (connections.has(socket)) return;
       connections.set(socket, 0);

@@ -153,6 +153,21 @@ describe('agent machine', { timeout: TEST_TIMEOUT_MS }, () => {
     await s.agent.stop('undeployed');
   });
 
+  it('an operator restart of a running agent: stopped, then started again from a fresh instance; a later stop waits anew', async () => {
+    const s = subject('counter');
+    const handle = await s.start();
+    assert.ok(isHandle(handle));
+    await s.run();
+    await handle.stop('terminated');
+    assert.equal(s.state, 'stopped');
+    assert.ok(isHandle(await s.start('restart_requested')));
+    assert.equal(s.seen.at(-2), 'stopped>starting:restart_requested');
+    const fresh = await s.run();
+    assert.ok(fresh.ok && fresh.stdout[0]?.includes('"1"'), 'a fresh instance');
+    await s.agent.stop('undeployed');
+    assert.equal(s.seen.at(-1), 'stopping>stopped:undeployed');
+  });
+
   it('a failed start rejects the supervisor with its reason; a stop decision ends a deploy, and fails a restored agent', async () => {
     const deployed = subject('traps');
     const failure = await deployed.start();

@@ -5,13 +5,15 @@ import { createMessageBus } from '../../src/bus/bus.js';
 import type { BusEvent } from '../../src/bus/events.js';
 import { completeMessage, type FailureReason, type Message } from '../../src/bus/message.js';
 
-function setUp(refusals: Record<string, FailureReason | null>) {
+/** `names`: name → id, for receivers named by name. */
+function setUp(refusals: Record<string, FailureReason | null>, names: Record<string, string> = {}) {
   const bus = createMessageBus();
   const events: string[] = [];
   bus.subscribe().subscribe((e: BusEvent) => events.push(e.kind === 'message' ? `${e.direction}:${e.message.receiver}` : e.kind));
   const queued: Message[] = [];
   const mailboxes: Mailboxes = {
-    refusal: (message) => refusals[message.receiver],
+    refusal: (message) => refusals[names[message.receiver] ?? message.receiver],
+    addressed: (receiver) => names[receiver] ?? receiver,
     enqueue: (message) => {
       events.push(`queued:${message.receiver}`);
       queued.push(message);
@@ -43,6 +45,13 @@ describe('local router', () => {
     assert.deepEqual(router.route(to('full')), { ok: false, reason: 'mailbox_full' });
     assert.deepEqual(events, []);
     assert.equal(queued.length, 0);
+  });
+
+  it('a receiver named by its name is published and queued with the agent id', () => {
+    const { router, events, queued } = setUp({ '01J9Z3K4TQ8W5V6X7Y8Z9A0B1C': null }, { echo: '01J9Z3K4TQ8W5V6X7Y8Z9A0B1C' });
+    assert.deepEqual(router.route(to('echo')), { ok: true });
+    assert.deepEqual(events, ['sent:01J9Z3K4TQ8W5V6X7Y8Z9A0B1C', 'queued:01J9Z3K4TQ8W5V6X7Y8Z9A0B1C']);
+    assert.equal(queued[0]?.receiver, '01J9Z3K4TQ8W5V6X7Y8Z9A0B1C');
   });
 
   it('does not publish again a message already on the bus (a platform failure)', () => {

@@ -23,7 +23,8 @@ export interface CliServer {
   stop(): Promise<void>;
 }
 
-export async function startCliServer(): Promise<CliServer> {
+/** `flags` are more `--section.key=value` settings. */
+export async function startCliServer(flags: readonly string[] = []): Promise<CliServer> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-cli-server-'));
   const config = loadConfig({
     argv: [
@@ -32,6 +33,7 @@ export async function startCliServer(): Promise<CliServer> {
       '--server.grpc_addr=127.0.0.1:0',
       '--server.metrics_addr=127.0.0.1:0',
       '--runtime.executor_workers=1',
+      ...flags,
     ],
     env: {},
     cwd: dir,

@@ -52,12 +52,12 @@ describe('svc new agent', { timeout: 600_000 }, () => {
     assert.match(readFileSync(join(project, 'assembly', 'index.ts'), 'utf8'), /^export \{ handle \} from "svc-agent-sdk";$/m);
   });
 
-  it('npm test in the project builds the agent and passes its own test, svc check included', async () => {
+  it('npm test in the project builds the agent and passes its own test, svc check and svc run included', async () => {
     const project = await newAgentProject(dir, 'built', tarball);
     const bin = svcBin(dir);
     const test = await npmRun(project, 'test', bin);
     assert.equal(test.code, 0, `${test.stdout}\n${test.stderr}`);
-    assert.match(test.stdout, /^# pass 2$/m);
+    assert.match(test.stdout, /^# pass 3$/m);
     assert.match(test.stdout, /^# fail 0$/m);
     const check = await svc(project, 'check', 'build/built.wasm', '-o', 'json');
     const info = JSON.parse(check.stdout) as { imports: string[]; exports: string[] };

@@ -124,6 +124,15 @@ describe('the dashboard in Chromium', SUITE, () => {
       await page.waitForFunction(() => document.querySelector('#agent-restarts')?.textContent === '1', WAIT);
     });
 
+    it('restarts an agent from its page through RestartAgent', async () => {
+      const agents = (await (await fetch(`${server.base}/api/v1/agents`)).json()) as { agents: Array<{ agent_id: string; name: string }> };
+      const id = agents.agents.find((a) => a.name === 'crasher')?.agent_id ?? '';
+      await openAgent(page, server.base, id);
+      await page.click('#restart-agent');
+      await page.waitForFunction(() => document.querySelector('#action-result')?.textContent === 'Restarted.', WAIT);
+      assert.equal(((await (await fetch(`${server.base}/api/v1/agents/${id}`)).json()) as { state: string }).state, 'running');
+    });
+
     it('filters the table by name and by state', async () => {
       await page.goto(`${server.base}/#/`);
       await page.waitForSelector('#agents-table tr[data-agent-name="crasher"]', WAIT);

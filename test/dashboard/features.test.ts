@@ -30,12 +30,19 @@ describe('features of an API document', () => {
   });
   after(() => gw.stop());
 
-  it('this server document: the browser login and the cluster members, none of the later operations, no throttled field', () => {
-    assert.deepEqual(featuresOf(doc), { login: true, cluster: { method: 'GET', path: '/api/v1/cluster/members', bodyFields: [] } });
+  it('this server document: the browser login, RestartAgent, the log lines and the cluster members, no throttled field', () => {
+    assert.deepEqual(featuresOf(doc), {
+      login: true,
+      restart: { method: 'POST', path: '/api/v1/agents/{agent_id}/restart', bodyFields: [] },
+      logs: { method: 'GET', path: '/api/v1/agents/{agent_id}/logs', bodyFields: [] },
+      cluster: { method: 'GET', path: '/api/v1/cluster/members', bodyFields: [] },
+    });
   });
 
   it('finds RestartAgent and UpdateAgent by name, with where to call them and the update body fields', () => {
-    const later = extended(doc, {
+    const before = structuredClone(doc);
+    delete before.paths['/api/v1/agents/{agent_id}/restart'];
+    const later = extended(before, {
       '/api/v1/agents/{agent_id}:restart': { post: { operationId: 'RestartAgent' } },
       '/api/v1/agents/{agent_id}': {
         patch: { operationId: 'UpdateAgent', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/UpdateAgentRequest' } } } } },
@@ -70,6 +77,8 @@ describe('features of an API document', () => {
     const withoutLogin = structuredClone(doc);
     delete withoutLogin.paths['/api/v1/auth/login'];
     delete withoutLogin.paths['/api/v1/cluster/members'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}/restart'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}/logs'];
     const later = extended(withoutLogin, {
       '/api/v1/agents/{agent_id}/logs/{line}': { get: {} },
       '/api/v1/agents/{agent_id}/logs': { post: {} },

@@ -28,14 +28,18 @@ const ROLE_PERMISSIONS: Readonly<Record<string, readonly string[]>> = {
 };
 const ROLES = Object.keys(ROLE_PERMISSIONS);
 
-/** DESIGN.md section 9, the operations: a permission, open, or an exchange of the caller's credential. */
+/** DESIGN.md section 9, the operations: a permission, open, or an exchange of the caller's credential. FollowAgentLogs is gRPC only. */
 const OPERATION_NEEDS: Readonly<Record<string, string>> = {
   DeployAgent: 'agent:create',
   UndeployAgent: 'agent:delete',
   ListAgents: 'agent:view',
   GetAgent: 'agent:view',
+  RestartAgent: 'agent:update',
+  GetAgentLogs: 'agent:view',
+  FollowAgentLogs: 'agent:view',
   RecentMessages: 'agent:view',
   SendMessage: 'message:send',
+  CallAgent: 'message:send',
   SubscribeMessages: 'message:receive',
   Metrics: 'metrics:view',
   CreateKey: 'system:configure',
@@ -136,8 +140,11 @@ const REST: Readonly<Record<string, [method: string, path: string, body?: unknow
   UndeployAgent: ['DELETE', `/api/v1/agents/${UNKNOWN_AGENT}`],
   ListAgents: ['GET', '/api/v1/agents'],
   GetAgent: ['GET', `/api/v1/agents/${UNKNOWN_AGENT}`],
+  RestartAgent: ['POST', `/api/v1/agents/${UNKNOWN_AGENT}/restart`],
+  GetAgentLogs: ['GET', `/api/v1/agents/${UNKNOWN_AGENT}/logs`],
   RecentMessages: ['GET', `/api/v1/agents/${UNKNOWN_AGENT}/messages`],
   SendMessage: ['POST', '/api/v1/messages', { receiver: UNKNOWN_AGENT, message_type: 'inform' }],
+  CallAgent: ['POST', `/api/v1/agents/${UNKNOWN_AGENT}/call`, { message_type: 'inform' }],
   Metrics: ['GET', '/api/v1/metrics'],
   CreateKey: ['POST', '/api/v1/keys', {}],
   ListKeys: ['GET', '/api/v1/keys'],
@@ -194,7 +201,10 @@ const GRPC: Readonly<Record<string, (client: GrpcClient) => Promise<unknown>>> =
   UndeployAgent: (c) => c.undeploy(UNKNOWN_AGENT),
   ListAgents: (c) => c.list(),
   GetAgent: (c) => c.get(UNKNOWN_AGENT),
+  RestartAgent: (c) => c.restart(UNKNOWN_AGENT),
+  GetAgentLogs: (c) => c.logs(UNKNOWN_AGENT),
   SendMessage: (c) => c.send({ receiver: UNKNOWN_AGENT, message_type: 'inform' }),
+  CallAgent: (c) => c.call({ receiver: UNKNOWN_AGENT, message_type: 'inform' }),
   Metrics: (c) => c.metrics(),
   CreateKey: (c) => c.createKey({ name: '', roles: [] }),
   ListKeys: (c) => c.listKeys(),
@@ -222,8 +232,22 @@ function stream(client: GrpcClient): Promise<Outcome> {
   });
 }
 
+/** FollowAgentLogs of an unknown agent: allowed calls end NOT_FOUND, after the security steps. */
+function followLogs(client: GrpcClient): Promise<Outcome> {
+  return new Promise((resolve, reject) => {
+    const call = client.followLogs(UNKNOWN_AGENT);
+    call.once('error', (error: ServiceError) => {
+      if (error.code === GrpcStatus.UNAUTHENTICATED) resolve('unauthenticated');
+      else if (error.code === GrpcStatus.PERMISSION_DENIED) resolve('denied');
+      else if (error.code === GrpcStatus.NOT_FOUND) resolve('allowed');
+      else reject(error);
+    });
+  });
+}
+
 async function viaGrpc(operation: string, client: GrpcClient): Promise<Outcome> {
   if (operation === 'SubscribeMessages') return stream(client);
+  if (operation === 'FollowAgentLogs') return followLogs(client);
   try {
     await (GRPC[operation] as (c: GrpcClient) => Promise<unknown>)(client);
   } catch (err) {
@@ -243,7 +267,7 @@ test('REST and WebSocket: every operation × role × credential answers as the t
   for (const role of ROLES) {
     for (const credential of credentials.get(role) ?? []) {
       await Promise.all(
-        Object.keys(OPERATION_NEEDS).map(async (operation) => {
+        Object.keys(OPERATION_NEEDS).filter((operation) => operation !== 'FollowAgentLogs').map(async (operation) => {
           const got = await viaRest(operation, credential.presented);
           const want = expected(operation, role, credential.valid);
           if (got !== want) mismatches.push(`${operation} ${role} ${credential.name}: ${got}, expected ${want}`);

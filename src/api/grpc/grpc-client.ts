@@ -14,7 +14,7 @@ import {
   type ServiceClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
-import type { Agent, ClusterMember, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
+import type { Agent, AgentLogLine, ClusterMember, HealthResponse, MetricsSummary } from '../../agents/agent-service-types.js';
 import type { ErrorCode } from '../../errors/svc-error.js';
 import type { ApiKeyInfo, AuditRecordJson, IssuedKey } from '../../security/security-service-types.js';
 import type { TokenPair } from '../../security/token-service.js';
@@ -78,9 +78,15 @@ export interface GrpcClient {
   undeploy(agentId: string, settings?: CallSettings): Promise<void>;
   list(request?: { page_size?: number; page_token?: string }, settings?: CallSettings): Promise<{ agents: Agent[]; next_page_token: string }>;
   get(agentId: string, settings?: CallSettings): Promise<Agent>;
+  restart(agentId: string, settings?: CallSettings): Promise<Agent>;
   send(message: MessageInput, settings?: CallSettings): Promise<{ message_id: string }>;
+  /** Sends and waits for the reply (`timeoutMs` 0: the server's default). */
+  call(message: MessageInput, timeoutMs?: number, settings?: CallSettings): Promise<ProtoMessage>;
   /** A live stream; cancel it with `call.cancel()` (its 'error' then reports CANCELLED). */
   subscribe(filter?: { agent_id?: string; message_types?: string[] }, settings?: CallSettings): ClientReadableStream<ProtoMessage>;
+  logs(agentId: string, limit?: number, settings?: CallSettings): Promise<{ lines: AgentLogLine[] }>;
+  /** The agent's log lines from now on; cancel it with `call.cancel()`. */
+  followLogs(agentId: string, settings?: CallSettings): ClientReadableStream<AgentLogLine>;
   health(settings?: CallSettings): Promise<HealthResponse>;
   metrics(settings?: CallSettings): Promise<MetricsSummary>;
   listMembers(settings?: CallSettings): Promise<{ members: ClusterMember[] }>;
@@ -144,10 +150,17 @@ export function createGrpcClient(
     },
     list: (request = {}, settings) => unary('ListAgents', request, settings),
     get: (agentId, settings) => unary('GetAgent', { agent_id: agentId }, settings),
+    restart: (agentId, settings) => unary('RestartAgent', { agent_id: agentId }, settings),
     send: (message, settings) => unary('SendMessage', { message }, settings),
+    call: (message, timeoutMs = 0, settings) => unary('CallAgent', { message, timeout_ms: timeoutMs }, settings),
     subscribe: (filter = {}, settings) => {
       const [metadata, options] = callArgs(settings, presented);
       return (methods.SubscribeMessages as StreamMethod).call(client, { filter }, metadata, options);
+    },
+    logs: (agentId, limit = 0, settings) => unary('GetAgentLogs', { agent_id: agentId, limit }, settings),
+    followLogs: (agentId, settings) => {
+      const [metadata, options] = callArgs(settings, presented);
+        return (methods.FollowAgentLogs as StreamMethod).call(client, { agent_id: agentId }, metadata, options) as unknown as ClientReadableStream<AgentLogLine>;
     },
     health: (settings) => unary('Health', {}, settings),
     metrics: (settings) => unary('Metrics', {}, settings),

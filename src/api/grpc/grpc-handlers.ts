@@ -6,7 +6,7 @@
 import { once } from 'node:events';
 import { Metadata, type Deadline, type ServerUnaryCall, type ServerWritableStream, type UntypedServiceImplementation, type sendUnaryData } from '@grpc/grpc-js';
 import { MAX_TIMER_MS } from '../../../supervisors/index.js';
-import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
+import type { AgentLogLine, AgentService, CallContext } from '../../agents/agent-service-types.js';
 import type { BoundedSink } from '../../bus/bounded-sink.js';
 import type { BusEvent } from '../../bus/events.js';
 import { SvcError } from '../../errors/svc-error.js';
@@ -53,7 +53,7 @@ interface CallLike {
 
 export function createManagementHandlers(service: AgentService, options: HandlerOptions): ManagementHandlers {
   const { requestTimeoutMs, onCall, log } = options;
-  const open = new Set<(error: SvcError) => void>();
+  const streamsOpen = new Set<(error: SvcError) => void>();
 
   function contextOf(call: CallLike, timeoutMs?: number): CallContext & { deadline: number } {
     onCall?.(call);
@@ -99,54 +99,70 @@ export function createManagementHandlers(service: AgentService, options: Handler
     };
   }
 
-  function subscribeMessages(call: ServerWritableStream<{ filter: unknown }, unknown>): void {
-    const ctx = contextOf(call);
-    let sink: BoundedSink | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let ended = false;
-    const end = (): boolean => {
-      if (ended) return false;
-      ended = true;
-      open.delete(fail);
-      clearTimeout(timer);
-      sink?.close();
-      return true;
+  /**
+   * A server-streaming handler: `open` subscribes (validating the request) and
+   * writes through the sink it returns; grpc-js's buffering is the sink's
+   * back-pressure, and a cancelled call releases the subscription at once.
+   */
+  function serverStream<Req, Item>(method: string, open: (request: Req, write: (item: Item) => void | Promise<unknown>, ctx: CallContext) => BoundedSink, toProto: (item: Item) => unknown) {
+    return (call: ServerWritableStream<Req, unknown>): void => {
+      const ctx = contextOf(call);
+      let sink: BoundedSink | undefined;
+      let timer: NodeJS.Timeout | undefined;
+      let ended = false;
+      const end = (): boolean => {
+        if (ended) return false;
+        ended = true;
+        streamsOpen.delete(fail);
+        clearTimeout(timer);
+        sink?.close();
+        return true;
+      };
+      function fail(error: unknown): void {
+        if (!end()) return;
+        report(error, ctx, method);
+        call.emit('error', toGrpcStatus(error, ctx.trace_id));
+      }
+      // Released at once: a cancelled call must not keep its subscription a moment longer.
+      call.on('cancelled', end);
+      // Back-pressure: while grpc-js buffers, the sink waits for 'drain' and queues (bounded) meanwhile.
+      const write = (item: Item): void | Promise<unknown> => {
+        const proto = toProto(item);
+        if (proto === undefined || ended) return undefined;
+        return call.write(proto) ? undefined : once(call, 'drain');
+      };
+      try {
+        const refused = rejectionOf(call.request);
+        if (refused !== undefined) throw refused;
+        sink = open(call.request, write, ctx);
+      } catch (error) {
+        fail(error);
+        return;
+      }
+      if (ended) {
+        sink.close();
+        return;
+      }
+      streamsOpen.add(fail);
+      // Headers now, not with the first item: they tell the client the subscription is in place (the interceptor adds x-trace-id).
+      call.sendMetadata(new Metadata());
+      sink.done.then(() => {
+        if (end()) call.end();
+      }, fail);
+      if (Number.isFinite(ctx.deadline)) {
+        timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
+      }
     };
-    function fail(error: unknown): void {
-      if (!end()) return;
-      report(error, ctx, 'SubscribeMessages');
-      call.emit('error', toGrpcStatus(error, ctx.trace_id));
-    }
-    // Released at once: a cancelled call must not keep its bus subscription a moment longer.
-    call.on('cancelled', end);
-    // Back-pressure: while grpc-js buffers, the sink waits for 'drain' and queues (bounded) meanwhile.
-    const write = (event: BusEvent): void | Promise<unknown> => {
-      const message = streamedMessage(event);
-      if (message === undefined || ended) return undefined;
-      return call.write(messageToProto(message)) ? undefined : once(call, 'drain');
-    };
-    try {
-      const refused = rejectionOf(call.request);
-      if (refused !== undefined) throw refused;
-      sink = service.subscribe(call.request.filter, write, ctx);
-    } catch (error) {
-      fail(error);
-      return;
-    }
-    if (ended) {
-      sink.close();
-      return;
-    }
-    open.add(fail);
-    // Headers now, not with the first message: they tell the client the subscription is in place (the interceptor adds x-trace-id).
-    call.sendMetadata(new Metadata());
-    sink.done.then(() => {
-      if (end()) call.end();
-    }, fail);
-    if (Number.isFinite(ctx.deadline)) {
-      timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
-    }
   }
+
+  const subscribeMessages = serverStream(
+    'SubscribeMessages',
+    (request: { filter: unknown }, write: (event: BusEvent) => void | Promise<unknown>, ctx) => service.subscribe(request.filter, write, ctx),
+    (event: BusEvent) => {
+      const message = streamedMessage(event);
+      return message === undefined ? undefined : messageToProto(message);
+    },
+  );
 
   const implementation: UntypedServiceImplementation = {
     DeployAgent: unary('DeployAgent', (request: ProtoDeployAgentRequest, ctx) => service.deploy(deployRequestFrom(request), ctx)),
@@ -156,8 +172,16 @@ export function createManagementHandlers(service: AgentService, options: Handler
     }),
     ListAgents: unary('ListAgents', (request: ProtoListAgentsRequest, ctx) => service.list(listRequestFrom(request), ctx)),
     GetAgent: unary('GetAgent', (request: { agent_id: string }, ctx) => service.get(request.agent_id, ctx)),
+    RestartAgent: unary('RestartAgent', (request: { agent_id: string }, ctx) => service.restart(request.agent_id, ctx)),
     SendMessage: unary('SendMessage', (request: { message: unknown }, ctx) => service.send(request.message, ctx)),
+    CallAgent: unary('CallAgent', async (request: { message: unknown; timeout_ms: number }, ctx) => messageToProto(await service.call(request.message, ctx, { timeout_ms: request.timeout_ms }))),
     SubscribeMessages: subscribeMessages,
+    GetAgentLogs: unary('GetAgentLogs', (request: { agent_id: string; limit: number }, ctx) => service.logs(request.agent_id, ctx, request.limit)),
+    FollowAgentLogs: serverStream(
+      'FollowAgentLogs',
+      (request: { agent_id: string }, write: (line: AgentLogLine) => void | Promise<unknown>, ctx) => service.followLogs(request.agent_id, write, ctx),
+      (line: AgentLogLine) => line,
+    ),
     Health: unary('Health', (_request: unknown, ctx) => service.health(ctx)),
     Metrics: unary('Metrics', (_request: unknown, ctx) => service.metrics(ctx)),
     ListMembers: unary('ListMembers', (_request: unknown, ctx) => service.members(ctx)),
@@ -175,10 +199,10 @@ export function createManagementHandlers(service: AgentService, options: Handler
   return {
     implementation,
     get streams() {
-      return open.size;
+      return streamsOpen.size;
     },
     endStreams(error) {
-      for (const fail of [...open]) fail(error);
+      for (const fail of [...streamsOpen]) fail(error);
     },
   };
 }

@@ -77,7 +77,16 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
   },
   ListAgents: { status: 200, invoke: ({ service, request, ctx }) => service.list(request as ListAgentsRequest, ctx) },
   GetAgent: { status: 200, invoke: ({ service, request, ctx }) => service.get(text(request.agent_id), ctx) },
+  GetAgentLogs: {
+    status: 200,
+    invoke: ({ service, request, ctx }) => service.logs(text(request.agent_id), ctx, typeof request.limit === 'number' ? request.limit : undefined),
+  },
+  RestartAgent: { status: 200, invoke: ({ service, request, ctx }) => service.restart(text(request.agent_id), ctx) },
   SendMessage: { status: 202, invoke: ({ service, request, ctx }) => service.send(request.message ?? {}, ctx) },
+  CallAgent: {
+    status: 200,
+    invoke: ({ service, request, ctx }) => service.call(request.message ?? {}, ctx, { timeout_ms: typeof request.timeout_ms === 'number' ? request.timeout_ms : 0 }),
+  },
   SubscribeMessages: { status: 200, list: 'messages', invoke: recentMessages },
   Health: {
     status: 200,

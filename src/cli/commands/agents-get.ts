@@ -10,7 +10,7 @@ import { CALL_TIMEOUT_MS, withRemote } from '../remote.js';
 export const agentsGetCommand = defineCommand({
   path: ['agents', 'get'],
   summary: 'Show one agent: its state, limits, module and counters.',
-  args: [{ name: 'AGENT_ID', description: "The agent's id, as deploy printed it." }],
+  args: [{ name: 'AGENT_ID', description: "The agent's id, as deploy printed it, or its name." }],
   flags: { output: OUTPUT_FLAG, ...CONNECTION_FLAGS },
   examples: [
     { description: 'Show an agent', command: 'svc agents get 01J9Z3K4TQ8W5V6X7Y8Z9A0B1C' },

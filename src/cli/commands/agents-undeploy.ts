@@ -11,7 +11,7 @@ export const agentsUndeployCommand = defineCommand({
   path: ['agents', 'undeploy'],
   summary: 'Stop an agent and remove it.',
   description: 'A message it is handling finishes first (or is cut at runtime.agent_shutdown_timeout).',
-  args: [{ name: 'AGENT_ID', description: "The agent's id." }],
+  args: [{ name: 'AGENT_ID', description: "The agent's id or name." }],
   flags: { output: OUTPUT_FLAG, ...CONNECTION_FLAGS },
   examples: [{ description: 'Undeploy an agent', command: 'svc agents undeploy "$id"' }],
   async run({ values, args: [agentId = ''], io }) {

@@ -29,7 +29,7 @@ export const messagesHistoryCommand = defineCommand({
   description: `The messages the agent received and sent most recently, as the server keeps them in memory
 (runtime.message_history_size per agent, 100 by default, since it started). Read over REST: the address is --http-server, the context's
 http_server, or the configured server.http_addr.`,
-  args: [{ name: 'AGENT_ID', description: 'The agent.' }],
+  args: [{ name: 'AGENT_ID', description: "The agent's id or name." }],
   flags: {
     type: { type: 'string', short: 't', value: 'PERFORMATIVE', multiple: true, suggestions: PERFORMATIVES, description: 'Only messages of this performative.' },
     limit: { type: 'string', short: 'n', value: 'N', description: 'Only the last N.' },

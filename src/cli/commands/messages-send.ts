@@ -15,7 +15,7 @@ export const messagesSendCommand = defineCommand({
   summary: 'Send a FIPA-ACL message to an agent.',
   description: `Prints the new message's id once the server accepted it. The agent's replies go to the sender,
 client:<you>: follow them with 'svc messages tail' or read them with 'svc messages history'.`,
-  args: [{ name: 'AGENT_ID', description: 'The receiving agent.' }],
+  args: [{ name: 'AGENT_ID', description: "The receiving agent's id or name." }],
   flags: {
     type: { type: 'string', short: 't', value: 'PERFORMATIVE', required: true, suggestions: PERFORMATIVES, description: 'The FIPA performative: request, inform, cfp, query-ref, ...' },
     content: { type: 'string', short: 'c', value: 'TEXT', description: 'The content (default empty).' },

@@ -48,7 +48,7 @@ export const messagesTailCommand = defineCommand({
 -o json prints one JSON object per line; -o wide adds the message id, conversation and in_reply_to.`,
   args: [],
   flags: {
-    agent: { type: 'string', short: 'a', value: 'AGENT_ID', description: 'Only the messages this agent sends or receives; an agent that does not exist is NOT_FOUND (exit 5).' },
+    agent: { type: 'string', short: 'a', value: 'AGENT_ID', description: 'Only the messages this agent (id or name) sends or receives; an agent that does not exist is NOT_FOUND (exit 5).' },
     type: { type: 'string', short: 't', value: 'PERFORMATIVE', multiple: true, suggestions: PERFORMATIVES, description: 'Only messages of this performative.' },
     count: { type: 'string', short: 'n', value: 'N', description: 'Stop after N messages.' },
     output: OUTPUT_FLAG,

@@ -25,10 +25,13 @@ const REFLECTION_PROTOS = join(dirname(dirname(fileURLToPath(import.meta.resolve
 const SCHEMA_FILES = [MANAGEMENT_PROTO_FILE, 'google/api/annotations.proto', 'google/api/http.proto', 'google/protobuf/descriptor.proto'];
 const HTTP_EXTENSION = { containing_type: 'google.protobuf.MethodOptions', extension_number: 72295728 };
 const METHODS = [
+  'CallAgent',
   'CreateKey',
   'CreateToken',
   'DeployAgent',
+  'FollowAgentLogs',
   'GetAgent',
+  'GetAgentLogs',
   'GetSystemConfig',
   'Health',
   'ListAgents',
@@ -39,6 +42,7 @@ const METHODS = [
   'LoginCallback',
   'Metrics',
   'RefreshToken',
+  'RestartAgent',
   'RevokeKey',
   'RotateKey',
   'SendMessage',

@@ -32,7 +32,10 @@ test('one path, one variable name: /agents/{agent_id}/messages for both its GET 
   assert.deepEqual(Object.keys(doc.paths).sort(), [
     '/api/v1/agents',
     '/api/v1/agents/{agent_id}',
+    '/api/v1/agents/{agent_id}/call',
+    '/api/v1/agents/{agent_id}/logs',
     '/api/v1/agents/{agent_id}/messages',
+    '/api/v1/agents/{agent_id}/restart',
     '/api/v1/audit',
     '/api/v1/auth/callback',
     '/api/v1/auth/login',
