@@ -112,7 +112,7 @@ function serviceHandle(close: () => Promise<void> | void): ChildHandle {
 }
 
 export async function startServer(config: Config, log: Logger, options: StartOptions = {}): Promise<Server> {
-  checkIgnoredSettings(config, log);
+  checkIgnoredSettings(config, (fields, message) => log.warn(fields, message));
   checkProtectedMode(config);
   // Before anything binds or opens: a non-loopback cluster.addr without cluster.secret stops the start here.
   if (config.cluster.addr !== '') checkClusterSettings(config.cluster);
