@@ -11,6 +11,9 @@ import { createMessageBus, type MessageBus } from '../src/bus/bus.js';
 import type { BusEvent } from '../src/bus/events.js';
 import { compileFilter, type BusFilter } from '../src/bus/filter.js';
 import { completeMessage } from '../src/bus/message.js';
+import { createIdGenerator } from '../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 const EVENTS_PER_ROUND = 1_000_000;
 const ROUNDS = 7;
@@ -21,7 +24,7 @@ const SUBSCRIBERS = 10;
 function samples(): BusEvent[] {
   const events: BusEvent[] = [];
   for (let i = 0; i < 1000; i++) {
-    const message = completeMessage({ sender: `agent-${i % AGENTS}`, receiver: `agent-${(i + 7) % AGENTS}`, message_type: i % 3 ? 'inform' : 'request' });
+    const message = completeMessage({ sender: `agent-${i % AGENTS}`, receiver: `agent-${(i + 7) % AGENTS}`, message_type: i % 3 ? 'inform' : 'request' }, { newId });
     events.push({ kind: 'message', direction: 'sent', message });
   }
   return events;

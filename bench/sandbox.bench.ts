@@ -12,6 +12,9 @@ import { createFdTable, createWasiShim } from '../src/sandbox/wasi.js';
 import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, type AdmittedModule, type ExecutionResult, type ExecutorPool, type InstanceHandle, type SandboxLimits } from '../src/sandbox/types.js';
 import { wat } from '../test/helpers/wat.js';
 import { sampleMicros, sampleMicrosSync, summarise, type Row } from './harness.js';
+import { createIdGenerator } from '../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 const LIMITS: SandboxLimits = { maxModuleSize: 10 * 1024 * 1024, maxMemoryPages: 1024, lowerMemoryMaximum: false, fuelPerExecution: 10_000_000_000n };
 const OUTPUT = { maxOutputBytes: 1024 * 1024, maxOutputMessages: 100, maxLogBytes: 1024 * 1024 };
@@ -197,7 +200,7 @@ async function sdkHandle(messages = 100_000): Promise<Row[]> {
   const agent = async (bytes: Uint8Array<ArrayBuffer>) => new ThreadAgent((await admit.admit(bytes)).module);
   const partner = 'agent-01JBBBBBBBBBBBBBBBBBBBBBBB';
   const message = (type: 'request' | 'inform', content: string, sender = partner): Uint8Array =>
-    Buffer.from(JSON.stringify(completeMessage({ sender, receiver: 'agent-01JAAAAAAAAAAAAAAAAAAAAAAA', message_type: type, content, conversation_id: 'ping-1a2b3c4d', in_reply_to: '01JCCCCCCCCCCCCCCCCCCCCCCC' })));
+    Buffer.from(JSON.stringify(completeMessage({ sender, receiver: 'agent-01JAAAAAAAAAAAAAAAAAAAAAAA', message_type: type, content, conversation_id: 'ping-1a2b3c4d', in_reply_to: '01JCCCCCCCCCCCCCCCCCCCCCCC' }, { newId })));
   const pings = Array.from({ length: 100 }, () => message('request', 'ping'));
   const pongs = Array.from({ length: 100 }, () => message('inform', 'pong'));
   const trivial = await agent(await watFile('./fixtures/trivial.wat'));

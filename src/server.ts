@@ -33,6 +33,7 @@ import { createAgentService } from './agents/agent-service.js';
 import type { AgentService } from './agents/agent-service-types.js';
 import { agentSettingsFrom, maxAgentMemoryBytes } from './agents/agent-settings.js';
 import { createMessageBus, type MessageBus } from './bus/bus.js';
+import { createIdGenerator, type IdGenerator } from './bus/message-id.js';
 import { createMessageHistory, type MessageHistory } from './bus/history.js';
 import type { Config } from './config/schema.js';
 import { checkIgnoredSettings } from './config/ignored-settings.js';
@@ -65,6 +66,8 @@ export interface StartOptions {
   clock?: Clock;
   /** Jitter of the restart backoff. */
   random?: Random;
+  /** Mints agent and message ids; default a generator of this server's own. */
+  newId?: IdGenerator;
   /** Spans and W3C trace context; default one built from the `observability` section. */
   tracing?: Tracing;
   /**
@@ -121,6 +124,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const runtime = config.runtime;
   const settings = agentSettingsFrom(runtime);
   const clock = options.clock ?? createRealClock();
+  // Per server, not per process: the monotonic order of ids is this server's state.
+  const newId = options.newId ?? createIdGenerator();
   // First of all, so a second server on the same directory stops before it binds or reads anything.
   const lock = lockDataDir(dataDir);
   const openChecked = (): GuardedStore => openStore({ dataDir, recover: options.recover ?? false, clock, log });
@@ -202,7 +207,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     {
       id: 'bus',
       start: () => {
-        const bus = createMessageBus({ subscriberBufferSize: config.server.stream_buffer_size });
+        const bus = createMessageBus({ subscriberBufferSize: config.server.stream_buffer_size, newId });
         const history = createMessageHistory({
           perAgent: runtime.message_history_size,
           maxAgents: runtime.max_agents,
@@ -233,6 +238,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           clock,
           settings,
           sendPolicy,
+          newId,
           ...(options.random === undefined ? {} : { random: options.random }),
           ...(cluster === undefined ? {} : { remote: { forward: (message) => cluster.agents()?.forward(message) } }),
         });
@@ -280,6 +286,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       return { node_id: nodeId, address: '', grpc_address: addresses?.grpc ?? '', http_address: addresses?.http ?? '', state: 'alive', incarnation: 0 };
     },
     clock,
+    newId,
   });
 
   let stopping: Promise<void> | undefined;

@@ -7,6 +7,7 @@ import type { SendPolicy } from '../security/send-policy.js';
 import type { BackoffOptions, ChildExit, Clock, Random } from '../../supervisors/index.js';
 import type { MessageBus } from '../bus/bus.js';
 import type { MessageHistory } from '../bus/history.js';
+import type { IdGenerator } from '../bus/message-id.js';
 import type { Admission } from '../sandbox/admission.js';
 import type { AdmittedModule, ExecutorPool } from '../sandbox/types.js';
 import type { NewAgent, Store } from '../store/types.js';
@@ -66,6 +67,8 @@ export interface AgentHostOptions {
   heap?: HeapGauge;
   /** Receivers on other nodes, in a cluster. */
   remote?: RemoteRoute;
+  /** The server's id generator, for the messages its agents send. */
+  newId: IdGenerator;
 }
 
 export interface HostStats extends DispatcherStats {

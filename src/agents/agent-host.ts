@@ -111,6 +111,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     agentLog,
     messageTrace,
     maxInFlight: settings.maxConcurrentExecutions,
+    newId: options.newId,
     route: (message, published) => router.route(message, published),
     ...(sendPolicy === undefined
       ? {}

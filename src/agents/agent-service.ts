@@ -34,7 +34,7 @@ import type { Clock } from '../../supervisors/index.js';
 import { filter as where } from 'rxjs';
 import { createBoundedSink } from '../bus/bounded-sink.js';
 import { validateFilter } from '../bus/filter.js';
-import { newId } from '../bus/message-id.js';
+import type { IdGenerator } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import { checkAgentMemory } from '../sandbox/agent-memory.js';
@@ -80,6 +80,8 @@ export interface AgentServiceOptions {
   self?: () => Omit<ClusterMember, 'agents'>;
   /** Times out calls waiting for a reply. */
   clock: Clock;
+  /** The server's id generator: agent ids and the ids of client messages. */
+  newId: IdGenerator;
 }
 
 const MAX_RECENT = 1_000;
@@ -163,7 +165,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
           return result;
         });
         if (!host.accepting) throw unavailable(false);
-        const agentId = newId();
+        const agentId = options.newId();
         const agent = {
           agentId,
           name: valid.name,
@@ -250,6 +252,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       const host = active();
       const message = validateMessage(input, {
         sender: `client:${ctx.principal}`,
+        newId: options.newId,
         ...(receiverOverride === undefined ? {} : { receiver: receiverOverride }),
       });
       // The door's span is active: the message's `svc.messages.send` span is its child.
@@ -269,7 +272,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (!Number.isSafeInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_CALL_TIMEOUT_MS) {
         throw new SvcError('INVALID_ARGUMENT', `timeout_ms must be a whole number in 0..${MAX_CALL_TIMEOUT_MS}`, { field: 'timeout_ms', reason: 'out_of_range' });
       }
-      const message = validateMessage(input, { sender: `client:${ctx.principal}` });
+      const message = validateMessage(input, { sender: `client:${ctx.principal}`, newId: options.newId });
       const waiter = waitForReply(host.bus, options.clock, message, timeoutMs === 0 ? DEFAULT_CALL_TIMEOUT_MS : timeoutMs);
       const outcome = messageTrace.sendFromClient(message, context.active(), (accepted) => host.router.route(accepted));
       if (!outcome.ok) {

@@ -37,6 +37,7 @@
 import { context, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import type { MessageBus } from '../bus/bus.js';
 import { completeMessage, type FailureReason, type Message } from '../bus/message.js';
+import type { IdGenerator } from '../bus/message-id.js';
 import type { Clock } from '../../supervisors/index.js';
 import { encodeIncoming, parseOutput } from '../sandbox/abi.js';
 import type { ExecutionFailure, ExecutionResult, ExecutorPool, InstanceHandle } from '../sandbox/types.js';
@@ -61,6 +62,8 @@ export interface DispatcherOptions {
   messageTrace: MessageTrace;
   /** `max_concurrent_executions`. */
   maxInFlight: number;
+  /** The server's id generator, for the messages agents send. */
+  newId: IdGenerator;
   /** The router; `published` says the message is already on the bus (a platform failure). */
   route(message: Message, published?: boolean): RouteOutcome;
   /** Whether an agent may send `message` (its capabilities and the receiver's); everything may when unset. */
@@ -98,7 +101,7 @@ export interface Dispatcher {
 const isRefusal = (failure: ExecutionFailure): boolean => failure === 'overloaded' || failure === 'closed';
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route, checkSend } = options;
+  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route, checkSend, newId } = options;
   /** A reading of the clock as a span time (epoch milliseconds); only the real clock has one (supervisors/clock.ts). */
   const origin = clock.timeOrigin;
   const spanTime = (now: number): number | undefined => (origin === undefined ? undefined : origin + now);
@@ -221,7 +224,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     let quarantine = false;
     for (const draft of messages) {
-      const message = completeMessage(draft);
+      const message = completeMessage(draft, { newId });
       agent.messagesSent += 1;
       counters.messagesSent += 1;
       const check = checkSend?.(agent, message);

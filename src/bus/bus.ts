@@ -20,13 +20,14 @@ import { Observable, Subject } from 'rxjs';
 import { createBoundedSink, type BoundedSink, type SinkWrite } from './bounded-sink.js';
 import type { BusEvent, MessageEvent } from './events.js';
 import { compileFilter, type BusFilter } from './filter.js';
+import { createIdGenerator } from './message-id.js';
 import { messageBytes } from './message-size.js';
 import { canReportFailure, failureMessage, FAILURE_REASONS, type CompleteOptions, type FailureReason, type Message } from './message.js';
 
 /** Events a slow subscriber may lag by before it is dropped: about a second of a busy agent's traffic. */
 export const DEFAULT_SUBSCRIBER_BUFFER = 1024;
 
-export interface MessageBusOptions extends CompleteOptions {
+export interface MessageBusOptions extends Partial<CompleteOptions> {
   /** Default `bufferSize` of `connect`. */
   subscriberBufferSize?: number;
 }
@@ -80,9 +81,9 @@ export interface MessageBus {
 export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
   const subject = new Subject<BusEvent>();
   const defaultBuffer = options.subscriberBufferSize ?? DEFAULT_SUBSCRIBER_BUFFER;
-  const completeOptions: CompleteOptions = {};
+  // A bus of its own has an id generator of its own: a server passes the one it mints every id with.
+  const completeOptions: CompleteOptions = { newId: options.newId ?? createIdGenerator() };
   if (options.now) completeOptions.now = options.now;
-  if (options.newId) completeOptions.newId = options.newId;
   const counters = {
     published: 0,
     messages: 0,

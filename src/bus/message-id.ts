@@ -103,6 +103,3 @@ export function idTime(id: string): number | undefined {
   }
   return time <= MAX_TIME ? time : undefined;
 }
-
-/** The process-wide generator used when no other is injected. */
-export const newId: IdGenerator = createIdGenerator();

@@ -5,7 +5,7 @@
  */
 import { SvcError } from '../errors/svc-error.js';
 import { illFormed, isWellFormed, truncate } from '../text/well-formed.js';
-import { newId, type IdGenerator } from './message-id.js';
+import type { IdGenerator } from './message-id.js';
 import { isPerformative, type Performative } from './performatives.js';
 
 /** One FIPA-ACL message, snake_case as on the wire. Absent optional fields are omitted, never `''`. */
@@ -57,8 +57,8 @@ export const DEFAULT_MESSAGE_LIMITS: Readonly<MessageLimits> = {
 export interface CompleteOptions {
   /** Milliseconds since the epoch, for `created_at`. */
   now?: () => number;
-  /** For `message_id` and a new `conversation_id`. */
-  newId?: IdGenerator;
+  /** For `message_id` and a new `conversation_id`: the server's own generator, so two servers in one process share no id state. */
+  newId: IdGenerator;
 }
 
 export interface ValidateOptions extends CompleteOptions {
@@ -282,8 +282,8 @@ function createdAt(ms: number): string {
  * the fields in one fixed order, so its JSON form is stable (and messages share
  * few hidden classes, which keeps the code that reads them fast).
  */
-export function completeMessage(draft: MessageDraft, opts: CompleteOptions = {}): Message {
-  const id = opts.newId ?? newId;
+export function completeMessage(draft: MessageDraft, opts: CompleteOptions): Message {
+  const id = opts.newId;
   const message: Message = {
     message_id: draft.message_id ?? id(),
     sender: draft.sender,
@@ -338,7 +338,7 @@ export function canReportFailure(original: Message): boolean {
  * original's conversation and protocol, `in_reply_to` its `reply_with`, else
  * its `message_id` (the same rule as an agent's reply).
  */
-export function failureMessage(original: Message, reason: FailureReason, opts: CompleteOptions & { detail?: string } = {}): Message {
+export function failureMessage(original: Message, reason: FailureReason, opts: CompleteOptions & { detail?: string }): Message {
   const metadata: Record<string, string> = { failure_reason: reason, failed_message_id: original.message_id };
   for (const key of CARRIED_METADATA) {
     const value = original.metadata[key];

@@ -20,6 +20,7 @@ import type { AgentHost } from '../../src/agents/agent-host.js';
 import type { Agent, AgentService, CallContext } from '../../src/agents/agent-service-types.js';
 import type { BusEvent, LifecycleEvent, MessageEvent } from '../../src/bus/events.js';
 import type { BusFilter } from '../../src/bus/filter.js';
+import type { IdGenerator } from '../../src/bus/message-id.js';
 import { loadConfig } from '../../src/config/load.js';
 import type { Config } from '../../src/config/schema.js';
 import { WATCHDOG_PERIOD_MS } from '../../src/sandbox/watchdog.js';
@@ -105,6 +106,8 @@ export interface TestServerOptions {
   dir?: string;
   /** Default: the configuration's, which records nothing. */
   tracing?: Tracing;
+  /** Default: the server's own generator. */
+  newId?: IdGenerator;
 }
 
 /** The server's own logger (trace ids, redaction), writing into `records`. */
@@ -127,6 +130,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   const server = await startServer(testConfig(dir, overrides), captureLogger(logs), {
     ...(options.clock === undefined ? {} : { clock: options.clock }),
     ...(options.tracing === undefined ? {} : { tracing: options.tracing }),
+    ...(options.newId === undefined ? {} : { newId: options.newId }),
     random: options.random ?? createFixedRandom(0.5),
   });
   const host = (): AgentHost => {

@@ -15,12 +15,15 @@ import type { ExecutionResult } from '../../src/sandbox/types.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../../src/telemetry/span-names.js';
 import { createTracing } from '../../src/telemetry/tracing.js';
 import { memoryTracing, parentOf, tracingConfig } from '../telemetry/telemetry-fixtures.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 const SAMPLED = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
 const UNSAMPLED = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00';
 const ACCEPTED: RouteOutcome = { ok: true };
 
-const message = (metadata: Record<string, string> = {}, sender = 'agent-a'): Message => completeMessage({ sender, receiver: 'agent-b', message_type: 'inform', metadata });
+const message = (metadata: Record<string, string> = {}, sender = 'agent-a'): Message => completeMessage({ sender, receiver: 'agent-b', message_type: 'inform', metadata }, { newId });
 const routed = () => {
   const seen: Message[] = [];
   return { seen, route: (m: Message) => (seen.push(m), ACCEPTED) };

@@ -4,6 +4,9 @@ import { createLocalRouter, type Mailboxes } from '../../src/agents/router.js';
 import { createMessageBus } from '../../src/bus/bus.js';
 import type { BusEvent } from '../../src/bus/events.js';
 import { completeMessage, type FailureReason, type Message } from '../../src/bus/message.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 /** `names`: name → id, for receivers named by name. */
 function setUp(refusals: Record<string, FailureReason | null>, names: Record<string, string> = {}) {
@@ -22,7 +25,7 @@ function setUp(refusals: Record<string, FailureReason | null>, names: Record<str
   return { router: createLocalRouter(bus, mailboxes), events, queued };
 }
 
-const to = (receiver: string) => completeMessage({ sender: 'agent-a', receiver, message_type: 'inform' });
+const to = (receiver: string) => completeMessage({ sender: 'agent-a', receiver, message_type: 'inform' }, { newId });
 
 describe('local router', () => {
   it('queues for a local agent, publishing it as sent first', () => {

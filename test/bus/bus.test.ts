@@ -5,9 +5,12 @@ import { createMessageBus, DEFAULT_SUBSCRIBER_BUFFER } from '../../src/bus/bus.j
 import type { BusEvent, LifecycleEvent } from '../../src/bus/events.js';
 import { completeMessage, PLATFORM_SENDER, type Message } from '../../src/bus/message.js';
 import type { Performative } from '../../src/bus/performatives.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 function sent(sender: string, receiver: string, type: Performative = 'inform'): BusEvent {
-  return { kind: 'message', direction: 'sent', message: completeMessage({ sender, receiver, message_type: type }) };
+  return { kind: 'message', direction: 'sent', message: completeMessage({ sender, receiver, message_type: type }, { newId }) };
 }
 function transition(agent: string, to: string): LifecycleEvent {
   return { kind: 'lifecycle', agent_id: agent, from: 'starting', to, reason: 'test', at: '2025-01-01T00:00:00.000Z' };
@@ -99,7 +102,7 @@ test('reportFailure counts, publishes the platform failure and returns it for de
   const bus = createMessageBus({ newId: () => 'f-1', now: () => 0 });
   const platform: BusEvent[] = [];
   bus.subscribe({ agent_id: 'a', message_types: ['failure'] }).subscribe((e) => platform.push(e));
-  const original: Message = completeMessage({ sender: 'a', receiver: 'ghost', message_type: 'request' });
+  const original: Message = completeMessage({ sender: 'a', receiver: 'ghost', message_type: 'request' }, { newId });
   const failure = bus.reportFailure(original, 'unknown_receiver');
   assert.ok(failure);
   assert.equal(failure.sender, PLATFORM_SENDER);

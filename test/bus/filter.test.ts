@@ -5,9 +5,12 @@ import type { BusEvent } from '../../src/bus/events.js';
 import { compileFilter, validateFilter, type BusFilter } from '../../src/bus/filter.js';
 import { completeMessage } from '../../src/bus/message.js';
 import type { Performative } from '../../src/bus/performatives.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 function message(sender: string, receiver: string, type: Performative): BusEvent {
-  return { kind: 'message', direction: 'sent', message: completeMessage({ sender, receiver, message_type: type }) };
+  return { kind: 'message', direction: 'sent', message: completeMessage({ sender, receiver, message_type: type }, { newId }) };
 }
 const lifecycle = (agent: string): BusEvent => ({ kind: 'lifecycle', agent_id: agent, from: 'running', to: 'hibernated', reason: 'idle', at: '2025-01-01T00:00:00.000Z' });
 

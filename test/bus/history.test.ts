@@ -3,11 +3,14 @@ import assert from 'node:assert/strict';
 import { createMessageBus } from '../../src/bus/bus.js';
 import { createMessageHistory } from '../../src/bus/history.js';
 import { completeMessage, type Message } from '../../src/bus/message.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 let counter = 0;
 function msg(sender: string, receiver: string): Message {
   counter++;
-  return completeMessage({ sender, receiver, message_type: 'inform', content: counter });
+  return completeMessage({ sender, receiver, message_type: 'inform', content: counter }, { newId });
 }
 
 test('each tracked agent keeps its last N messages, sent or received, oldest first', () => {
@@ -73,7 +76,7 @@ test('bad sizes are refused', () => {
 });
 
 test('each ring keeps at most bytesPerAgent bytes: the oldest go first, and a larger message is not kept (issue 41)', () => {
-  const big = (n: number) => completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content: String(n).repeat(1000) });
+  const big = (n: number) => completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content: String(n).repeat(1000) }, { newId });
   const history = createMessageHistory({ perAgent: 100, bytesPerAgent: 4000 });
   history.track('a');
   const sent = [big(1), big(2), big(3), big(4)];
@@ -81,7 +84,7 @@ test('each ring keeps at most bytesPerAgent bytes: the oldest go first, and a la
   // About 1.5 KB each: two fit.
   assert.deepEqual(history.recent('a'), [sent[2], sent[3]]);
   assert.ok(history.stats().bytes <= 4000);
-  history.record(completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content: 'z'.repeat(5000) }));
+  history.record(completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content: 'z'.repeat(5000) }, { newId }));
   assert.deepEqual(history.recent('a'), [sent[2], sent[3]], 'the oversized message left the ring alone');
   history.forget('a');
   assert.equal(history.stats().bytes, 0);

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SvcError } from '../../src/errors/svc-error.js';
 import { parseOutput } from '../../src/sandbox/abi.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
 import {
   canReportFailure,
   completeMessage,
@@ -217,13 +218,13 @@ test('completeMessage keeps what the draft has and fills the rest; an agent outp
     content: 42,
     in_reply_to: 'r-1',
   });
-  const kept = completeMessage({ ...reply, message_id: 'm-7', created_at: 'then' });
+  const kept = completeMessage({ ...reply, message_id: 'm-7', created_at: 'then' }, { newId: ids() });
   assert.equal(kept.message_id, 'm-7');
   assert.equal(kept.created_at, 'then');
 });
 
-test('default ids are ULIDs and a new conversation gets its own id', () => {
-  const message = completeMessage({ sender: 's', receiver: 'r', message_type: 'inform' });
+test('ids from a ULID generator, and a new conversation gets its own id', () => {
+  const message = completeMessage({ sender: 's', receiver: 'r', message_type: 'inform' }, { newId: createIdGenerator() });
   assert.match(message.message_id, /^[0-9A-HJKMNP-TV-Z]{26}$/);
   assert.match(message.conversation_id, /^[0-9A-HJKMNP-TV-Z]{26}$/);
   assert.notEqual(message.message_id, message.conversation_id);
@@ -268,7 +269,7 @@ for (const { reason, detail, content } of FAILURES) {
 }
 
 test('a failure answers the reply_with of the original when it has one', () => {
-  assert.equal(failureMessage({ ...original, reply_with: 'rw-9' }, 'mailbox_full').in_reply_to, 'rw-9');
+  assert.equal(failureMessage({ ...original, reply_with: 'rw-9' }, 'mailbox_full', { newId: ids() }).in_reply_to, 'rw-9');
 });
 
 test('no failure is due for a failure, or for a message from or to the platform (no failure storms)', () => {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { createRealClock } from '../../supervisors/index.js';
-import { newId } from '../../src/bus/message-id.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
 import { openStore } from '../../src/store/open-store.js';
 import { example } from '../agents/agent-fixtures.js';
 
@@ -166,7 +166,7 @@ export function seedAgents(dataDir: string, names: readonly string[]): void {
   try {
     for (const name of names) {
       store.putAgentWithModule(
-        { agentId: newId(), name, capabilities: [], resources: { memoryLimit: 1024 * 65_536, cpuShares: 1024 }, desiredState: 'running', nodeId: store.nodeId, createdAt: Date.now() },
+        { agentId: createIdGenerator()(), name, capabilities: [], resources: { memoryLimit: 1024 * 65_536, cpuShares: 1024 }, desiredState: 'running', nodeId: store.nodeId, createdAt: Date.now() },
         example('echo'),
       );
     }

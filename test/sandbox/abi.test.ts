@@ -2,6 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { completeMessage } from '../../src/bus/message.js';
 import { PERFORMATIVES, encodeIncoming, isPerformative, parseOutput, type IncomingMessage } from '../../src/sandbox/abi.js';
+import { createIdGenerator } from '../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 const incoming: IncomingMessage = {
   message_id: 'm-1',
@@ -28,7 +31,7 @@ test('encodeIncoming is the Message JSON as one document, no newline', () => {
 
 test('encodeIncoming is the UTF-8 of JSON.stringify byte for byte, non-ASCII and lone surrogates included', () => {
   for (const content of ['hello', 'héllo wörld ✓ 🐝', { nested: ['a', 1, null] }, '', 'lone \ud800 surrogate']) {
-    const message = completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content, metadata: { traceparent: '00-abc' } });
+    const message = completeMessage({ sender: 'client:x', receiver: 'a', message_type: 'inform', content, metadata: { traceparent: '00-abc' } }, { newId });
     assert.deepEqual(new Uint8Array(encodeIncoming(message)), new TextEncoder().encode(JSON.stringify(message)), JSON.stringify(content));
   }
 });

@@ -7,7 +7,7 @@
  * deployed.
  */
 import { validateMessage } from '../../bus/message.js';
-import { newId } from '../../bus/message-id.js';
+import { createIdGenerator } from '../../bus/message-id.js';
 import { defineCommand, UsageError } from '../command.js';
 import { EXIT } from '../exit-codes.js';
 import { readModuleFile } from '../module-file.js';
@@ -47,7 +47,8 @@ failed (trap, fuel, timeout, output over its caps), 4 when the module or the mes
   async run({ values, args: [file = ''], settings, io }) {
     const config = serverConfig(io, values.config, settings);
     const input = parseMessage(values.message ?? '{"message_type":"request"}');
-    const message = validateMessage(input, { sender: LOCAL_SENDER, receiver: LOCAL_AGENT });
+    const newId = createIdGenerator();
+    const message = validateMessage(input, { sender: LOCAL_SENDER, receiver: LOCAL_AGENT, newId });
     const bytes = readModuleFile(file, io.cwd);
     // Loaded here, not with the command table: only this command and check need the sandbox.
     const [{ createAdmission }, { outputLimitsFrom, sandboxLimitsFrom }, { createExecutorPool }, { encodeIncoming, parseOutput }, { maxAgentMemoryBytes }] = await Promise.all([

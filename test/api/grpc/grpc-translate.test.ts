@@ -9,6 +9,9 @@ import {
   messageToProto,
   streamedMessage,
 } from '../../../src/api/grpc/grpc-translate.js';
+import { createIdGenerator } from '../../../src/bus/message-id.js';
+
+const newId = createIdGenerator();
 
 describe('deployRequestFrom', () => {
   it('fills resources a client left unset (proto3 sends null for an absent sub-message)', () => {
@@ -57,7 +60,7 @@ describe('contentToText', () => {
 
 describe('messageToProto', () => {
   it('writes every field, absent optional ones as empty strings', () => {
-    const message = completeMessage({ sender: 'client:anonymous', receiver: 'agent-1', message_type: 'inform', content: { n: 1 } });
+    const message = completeMessage({ sender: 'client:anonymous', receiver: 'agent-1', message_type: 'inform', content: { n: 1 } }, { newId });
     assert.deepEqual(messageToProto(message), {
       message_id: message.message_id,
       sender: 'client:anonymous',
@@ -78,7 +81,7 @@ describe('messageToProto', () => {
   it('keeps the optional fields that are set', () => {
     const message = completeMessage({
       sender: 'a', receiver: 'b', message_type: 'request', reply_with: 'r1', in_reply_to: 'q0', language: 'json', ontology: 'o', protocol: 'fipa-request', metadata: { traceparent: 'x' },
-    });
+    }, { newId });
     const proto = messageToProto(message);
     assert.equal(proto.reply_with, 'r1');
     assert.equal(proto.in_reply_to, 'q0');
@@ -90,7 +93,7 @@ describe('messageToProto', () => {
 });
 
 describe('streamedMessage', () => {
-  const message = completeMessage({ sender: 'a', receiver: 'b', message_type: 'inform' });
+  const message = completeMessage({ sender: 'a', receiver: 'b', message_type: 'inform' }, { newId });
   const cases: Array<[string, BusEvent, boolean]> = [
     ['a sent message', { kind: 'message', direction: 'sent', message }, true],
     ['a platform failure', { kind: 'message', direction: 'platform', message }, true],
