@@ -2,7 +2,7 @@
  * What handing work to another thread costs on this machine: the figure
  * under every throughput figure of the message path, where the main thread
  * and an executor take turns and each turn starts with a `postMessage` that
- * wakes the other (docs/benchmarks.md, "Twenty-second pass").
+ * wakes the other.
  *
  * The main thread keeps its core busy for a set time while a worker sleeps,
  * then posts it a message, as the executor pool posts a batch. Measured: how

@@ -20,7 +20,7 @@ export const SEMI_SPACE_EXTRA_MIB = 2 * (SEMI_SPACE_MIB - V8_SEMI_SPACE_MIB);
  * second, so many of those messages are copied twice and promoted, and the
  * old generation grows by megabytes a second. Four times rarer collections
  * let most of them die young: untraced throughput was 1–5% higher
- * (docs/benchmarks.md, "Twenty-ninth pass"). The price is up to `SEMI_SPACE_EXTRA_MIB` MiB
+ * (ADR 0001). The price is up to `SEMI_SPACE_EXTRA_MIB` MiB
  * more resident memory under load; V8 grows the young generation only when
  * the allocation rate asks for it, so an idle server stays at its usual size.
  * An operator who wants another size runs
