@@ -147,7 +147,11 @@ test('a subscriber that throws does not stop the publisher or the other subscrib
   // RxJS reports an observer's throw on a later tick; capture it instead of crashing the test.
   const { config } = await import('rxjs');
   const previous = config.onUnhandledError;
-  config.onUnhandledError = (error) => reported.push(error);
+  let bothReported!: () => void;
+  const reportedTwice = new Promise<void>((resolve) => (bothReported = resolve));
+  config.onUnhandledError = (error) => {
+    if (reported.push(error) === 2) bothReported();
+  };
   try {
     bus.subscribe().subscribe(() => {
       throw new Error('bad observer');
@@ -156,7 +160,8 @@ test('a subscriber that throws does not stop the publisher or the other subscrib
     bus.publish(sent('a', 'b'));
     bus.publish(sent('a', 'b'));
     assert.equal(got.length, 2);
-    await new Promise((r) => setTimeout(r, 5));
+    // RxJS reports an observer's error on a later timer turn: wait for the reports, not for a while.
+    await reportedTwice;
     assert.equal(reported.length, 2);
   } finally {
     config.onUnhandledError = previous;
