@@ -1,32 +1,22 @@
 /**
- * The agents of this node: the agent supervisor and its dynamic children,
- * the registry, the dispatcher and the local router, wired together. It is
- * itself a `ChildHandle`, the last child of the server's root supervisor.
+ * The agents of this node: the agent supervisor and its dynamic children, the registry, the
+ * dispatcher and the local router, wired together; a `ChildHandle`, the root's last child.
  *
  * How the work is divided:
- * - the **agent supervisor** (supervisors/, `one_for_one`, intensity per
- *   child, concurrent shutdown) decides restarts: whether, after which
- *   backoff, and when an agent has crashed too often and goes `failed`. Its
- *   decisions go to the agent's machine as events (`onDecision`);
- * - each **agent's machine** (agent-machine.ts) is its lifecycle: it starts,
- *   hibernates, wakes and stops the agent's instance, under
- *   `agent_startup_timeout`, `agent_idle_timeout` and
- *   `agent_shutdown_timeout`, and every visible state change becomes one
- *   log line and one lifecycle event on the bus (lifecycle-events.ts);
+ * - the **agent supervisor** (supervisors/, `one_for_one`, intensity per child, concurrent
+ *   shutdown) decides restarts: whether, after which backoff, and when an agent goes `failed`.
+ *   Its decisions go to the agent's machine as events (`onDecision`);
+ * - each **agent's machine** (agent-machine.ts) is its lifecycle: it starts, hibernates, wakes and
+ *   stops the agent's instance under the startup, idle and shutdown timeouts, and every visible
+ *   state change is one log line and one lifecycle event on the bus (lifecycle-events.ts);
  * - the **dispatcher** (dispatcher.ts) runs messages, beside all of that.
  *
- * An undeploy deletes the agent's record first and stops it after: once the
- * delete is committed no restart of the server brings the agent back, and a
- * delete that fails leaves it running and listed. One undeploy claims the
- * agent; another one arriving meanwhile finds it gone (NOT_FOUND).
- *
- * A deploy goes create → register → emit, each step a span under the
- * call's (docs/observability.md): the agent is created and started first and
- * written to the store only once that start succeeded, so a module that
- * cannot start never becomes durable and no restart of the server tries it
- * again. Until it is registered nothing routes to it, lists it or hears of
- * it; a restored agent is registered before it starts, so messages sent to
- * it meanwhile wait in its mailbox.
+ * An undeploy deletes the agent's record, then stops it: no restart of the
+ * server brings it back, a failed delete leaves it running, and a second
+ * undeploy finds it gone (NOT_FOUND). A deploy goes create → register → emit
+ * (spans, docs/observability.md): only a start that succeeded is stored, and
+ * until registered nothing routes to, lists or hears of the agent (a restored
+ * one is registered before it starts, so its messages wait in its mailbox).
  */
 import { context } from '@opentelemetry/api';
 import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
@@ -57,9 +47,9 @@ export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './ag
 
 const draining = () => new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
 
-/** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
 const memoryPressure = () =>
   new SvcError('RESOURCE_EXHAUSTED', 'the server is short of memory and deploys no agent now; retry later', { reason: 'memory_pressure' });
+/** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
 const nameTaken = (name: string) => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
 const ALLOWED: SendCheck = { allowed: true };
 
