@@ -65,43 +65,37 @@ export function table(rows: readonly (readonly string[])[]): string {
   return rows.map((row) => `${row.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()}\n`).join('');
 }
 
+/** A column of the agents tables: its header and the cell of one agent. */
+type AgentColumn = readonly [header: string, cell: (agent: Agent) => string];
+
+const AGENT_COLUMNS: readonly AgentColumn[] = [
+  ['AGENT_ID', (a) => a.agent_id],
+  ['NAME', (a) => a.name],
+  ['STATE', (a) => a.state],
+  ['RESTARTS', (a) => String(a.restart_count)],
+  ['RECEIVED', (a) => String(a.messages_received)],
+  ['SENT', (a) => String(a.messages_sent)],
+  ['MEMORY', (a) => formatSize(a.memory_bytes)],
+];
+const WIDE_COLUMNS: readonly AgentColumn[] = [
+  ['MEMORY_LIMIT', (a) => (a.resources.memory_limit === 0 ? '-' : formatSize(a.resources.memory_limit))],
+  ['NODE', (a) => a.node_id],
+  ['MODULE', (a) => a.module_sha256.slice(0, 12)],
+  ['CAPABILITIES', (a) => a.capabilities.join(',') || '-'],
+];
+const CREATED_COLUMN: AgentColumn = ['CREATED', (a) => a.created_at];
+
+function agentColumnsTable(columns: readonly AgentColumn[], agents: readonly Agent[]): string {
+  return table([columns.map(([header]) => header), ...agents.map((agent) => columns.map(([, cell]) => cell(agent)))]);
+}
+
 export function agentsTable(agents: readonly Agent[]): string {
-  const header = ['AGENT_ID', 'NAME', 'STATE', 'RESTARTS', 'RECEIVED', 'SENT', 'MEMORY', 'CREATED'];
-  return table([
-    header,
-    ...agents.map((a) => [
-      a.agent_id,
-      a.name,
-      a.state,
-      String(a.restart_count),
-      String(a.messages_received),
-      String(a.messages_sent),
-      formatSize(a.memory_bytes),
-      a.created_at,
-    ]),
-  ]);
+  return agentColumnsTable([...AGENT_COLUMNS, CREATED_COLUMN], agents);
 }
 
 /** The table plus where each agent runs, what it runs and under which limits. */
 export function agentsWideTable(agents: readonly Agent[]): string {
-  const header = ['AGENT_ID', 'NAME', 'STATE', 'RESTARTS', 'RECEIVED', 'SENT', 'MEMORY', 'MEMORY_LIMIT', 'NODE', 'MODULE', 'CAPABILITIES', 'CREATED'];
-  return table([
-    header,
-    ...agents.map((a) => [
-      a.agent_id,
-      a.name,
-      a.state,
-      String(a.restart_count),
-      String(a.messages_received),
-      String(a.messages_sent),
-      formatSize(a.memory_bytes),
-      a.resources.memory_limit === 0 ? '-' : formatSize(a.resources.memory_limit),
-      a.node_id,
-      a.module_sha256.slice(0, 12),
-      a.capabilities.join(',') || '-',
-      a.created_at,
-    ]),
-  ]);
+  return agentColumnsTable([...AGENT_COLUMNS, ...WIDE_COLUMNS, CREATED_COLUMN], agents);
 }
 
 /** One agent as `key  value` lines, in the proto's field order. */
