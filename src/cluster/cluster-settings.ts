@@ -5,20 +5,23 @@
  * docs/cluster.md.
  */
 
-export interface SwimSettings {
-  readonly probe_interval: number;
-  readonly probe_timeout: number;
-  readonly indirect_checks: number;
-  readonly suspicion_mult: number;
-  readonly suspicion_max_timeout_mult: number;
-  readonly gossip_interval: number;
-  readonly gossip_nodes: number;
-  readonly push_pull_interval: number;
-  readonly retransmit_mult: number;
-  readonly awareness_max_multiplier: number;
-  readonly reconnect_interval: number;
-  readonly reconnect_timeout: number;
-}
+/** The membership's settings, each a number (milliseconds or a count). */
+export const SWIM_KEYS = [
+  'probe_interval',
+  'probe_timeout',
+  'indirect_checks',
+  'suspicion_mult',
+  'suspicion_max_timeout_mult',
+  'gossip_interval',
+  'gossip_nodes',
+  'push_pull_interval',
+  'retransmit_mult',
+  'awareness_max_multiplier',
+  'reconnect_interval',
+  'reconnect_timeout',
+] as const;
+
+export type SwimSettings = { readonly [K in (typeof SWIM_KEYS)[number]]: number };
 
 export interface ClusterSettings extends SwimSettings {
   readonly addr: string;
@@ -39,18 +42,8 @@ export class ClusterSettingsError extends Error {
   }
 }
 
-const POSITIVE: ReadonlyArray<keyof SwimSettings> = [
-  'probe_interval',
-  'probe_timeout',
-  'suspicion_mult',
-  'suspicion_max_timeout_mult',
-  'gossip_interval',
-  'gossip_nodes',
-  'push_pull_interval',
-  'retransmit_mult',
-  'awareness_max_multiplier',
-  'reconnect_interval',
-];
+/** All but `indirect_checks` and `reconnect_timeout`, which may be 0 (checked below). */
+const POSITIVE = SWIM_KEYS.filter((key) => key !== 'indirect_checks' && key !== 'reconnect_timeout');
 
 /** Checks what each setting's own type cannot: the relations between them. */
 export function checkSwimSettings(settings: SwimSettings): void {

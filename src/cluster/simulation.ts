@@ -7,7 +7,7 @@
 import { createSimulatedClock, type SimulatedClock } from '../../supervisors/clock-simulated.js';
 import type { Random } from '../../supervisors/random.js';
 import { CONFIG_SCHEMA } from '../config/schema.js';
-import type { SwimSettings } from './cluster-settings.js';
+import { SWIM_KEYS, type SwimSettings } from './cluster-settings.js';
 import type { MemberState } from './member.js';
 import type { MemberChange } from './member-table.js';
 import { createMembership, type Membership } from './membership.js';
@@ -17,24 +17,7 @@ import { createSeededRandom } from './seeded-random.js';
 import { createStallableClock, type StallableClock } from './stallable-clock.js';
 
 /** The configured defaults: what a simulation shows is what operators get. */
-export const DEFAULT_SWIM: SwimSettings = Object.fromEntries(
-  (
-    [
-      'probe_interval',
-      'probe_timeout',
-      'indirect_checks',
-      'suspicion_mult',
-      'suspicion_max_timeout_mult',
-      'gossip_interval',
-      'gossip_nodes',
-      'push_pull_interval',
-      'retransmit_mult',
-      'awareness_max_multiplier',
-      'reconnect_interval',
-      'reconnect_timeout',
-    ] as const
-  ).map((key) => [key, CONFIG_SCHEMA.cluster[key].default]),
-) as unknown as SwimSettings;
+export const DEFAULT_SWIM = Object.fromEntries(SWIM_KEYS.map((key) => [key, CONFIG_SCHEMA.cluster[key].default])) as SwimSettings;
 
 export interface SimNode {
   readonly id: string;
