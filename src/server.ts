@@ -46,7 +46,7 @@ import { checkProtectedMode } from './security/protected-mode.js';
 import { createSecurity, type Security } from './security/security.js';
 import { createSendPolicy } from './security/send-policy.js';
 import { createExecutorPool } from './sandbox/executor-pool.js';
-import { outputLimitsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
+import { poolOptionsFrom, sandboxLimitsFrom } from './sandbox/limits.js';
 import type { ExecutorPool } from './sandbox/types.js';
 import { lockDataDir } from './store/data-dir-lock.js';
 import type { GuardedStore, StorageStatus } from './store/guarded-store.js';
@@ -184,12 +184,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
       start: async () => {
         const pool = createExecutorPool({
           workers: runtime.executor_workers,
-          wasmMemoryLimitBytes: runtime.wasm_memory_limit,
-          fuelPerExecution: BigInt(runtime.fuel_per_execution),
-          executionTimeoutMs: runtime.execution_timeout,
-          startupTimeoutMs: runtime.agent_startup_timeout,
-          outputLimits: outputLimitsFrom(runtime),
-          stackLimitBytes: runtime.wasm_stack_limit,
+          ...poolOptionsFrom(runtime),
           maxPendingExecutions: runtime.max_concurrent_executions,
           // The watchdog times runs on the server's clock, as the agents' timeouts do.
           clock,

@@ -1,5 +1,5 @@
 import type { Config } from '../config/schema.js';
-import type { OutputLimits, SandboxLimits } from './types.js';
+import type { ExecutorPoolOptions, OutputLimits, SandboxLimits } from './types.js';
 
 /** Admission limits from the `runtime` section. */
 export function sandboxLimitsFrom(runtime: Config['runtime']): SandboxLimits {
@@ -17,5 +17,17 @@ export function outputLimitsFrom(runtime: Config['runtime']): OutputLimits {
     maxOutputBytes: runtime.max_disk_io_bytes,
     maxOutputMessages: runtime.max_output_messages,
     maxLogBytes: runtime.max_disk_io_bytes,
+  };
+}
+
+/** What the `runtime` section says of every executor pool; the caller adds its workers, clock and bounds. */
+export function poolOptionsFrom(runtime: Config['runtime']): Pick<ExecutorPoolOptions, 'wasmMemoryLimitBytes' | 'fuelPerExecution' | 'executionTimeoutMs' | 'startupTimeoutMs' | 'outputLimits' | 'stackLimitBytes'> {
+  return {
+    wasmMemoryLimitBytes: runtime.wasm_memory_limit,
+    fuelPerExecution: BigInt(runtime.fuel_per_execution),
+    executionTimeoutMs: runtime.execution_timeout,
+    startupTimeoutMs: runtime.agent_startup_timeout,
+    outputLimits: outputLimitsFrom(runtime),
+    stackLimitBytes: runtime.wasm_stack_limit,
   };
 }

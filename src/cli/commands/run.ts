@@ -51,7 +51,7 @@ failed (trap, fuel, timeout, output over its caps), 4 when the module or the mes
     const message = validateMessage(input, { sender: LOCAL_SENDER, receiver: LOCAL_AGENT, newId });
     const bytes = readModuleFile(file, io.cwd);
     // Loaded here, not with the command table: only this command and check need the sandbox.
-    const [{ createAdmission }, { outputLimitsFrom, sandboxLimitsFrom }, { createExecutorPool }, { encodeIncoming, parseOutput }, { maxAgentMemoryBytes }] = await Promise.all([
+    const [{ createAdmission }, { poolOptionsFrom, sandboxLimitsFrom }, { createExecutorPool }, { encodeIncoming, parseOutput }, { maxAgentMemoryBytes }] = await Promise.all([
       import('../../sandbox/admission.js'),
       import('../../sandbox/limits.js'),
       import('../../sandbox/executor-pool.js'),
@@ -63,12 +63,7 @@ failed (trap, fuel, timeout, output over its caps), 4 when the module or the mes
     const pool = createExecutorPool({
       workers: 1,
       spareWorkers: 0,
-      wasmMemoryLimitBytes: runtime.wasm_memory_limit,
-      fuelPerExecution: BigInt(runtime.fuel_per_execution),
-      executionTimeoutMs: runtime.execution_timeout,
-      startupTimeoutMs: runtime.agent_startup_timeout,
-      outputLimits: outputLimitsFrom(runtime),
-      stackLimitBytes: runtime.wasm_stack_limit,
+      ...poolOptionsFrom(runtime),
       clock: io.clock,
     });
     try {
