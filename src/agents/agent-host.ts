@@ -1,27 +1,36 @@
 /**
- * The agents of this node: the agent supervisor and its dynamic children, the registry, the
- * dispatcher and the local router, wired together; a `ChildHandle`, the root's last child.
+ * The agents of this node: the agent supervisor and its dynamic children,
+ * the registry, the dispatcher, the local router and the mailboxes
+ * (host-mailboxes.ts), wired together. It is itself a `ChildHandle`, the
+ * last child of the server's root supervisor.
  *
  * How the work is divided:
- * - the **agent supervisor** (supervisors/, `one_for_one`, intensity per child, concurrent
- *   shutdown) decides restarts: whether, after which backoff, and when an agent goes `failed`.
- *   Its decisions go to the agent's machine as events (`onDecision`);
- * - each **agent's machine** (agent-machine.ts) is its lifecycle: it starts, hibernates, wakes and
- *   stops the agent's instance under the startup, idle and shutdown timeouts, and every visible
- *   state change is one log line and one lifecycle event on the bus (lifecycle-events.ts);
+ * - the **agent supervisor** (supervisors/, `one_for_one`, intensity per
+ *   child, concurrent shutdown) decides restarts: whether, after which
+ *   backoff, and when an agent has crashed too often and goes `failed`. Its
+ *   decisions go to the agent's machine as events (`onDecision`);
+ * - each **agent's machine** (agent-machine.ts) is its lifecycle: it starts,
+ *   hibernates, wakes and stops the agent's instance, under
+ *   `agent_startup_timeout`, `agent_idle_timeout` and
+ *   `agent_shutdown_timeout`, and every visible state change becomes one
+ *   log line and one lifecycle event on the bus (lifecycle-events.ts);
  * - the **dispatcher** (dispatcher.ts) runs messages, beside all of that.
  *
- * An undeploy deletes the agent's record, then stops it: no restart of the
- * server brings it back, a failed delete leaves it running, and a second
- * undeploy finds it gone (NOT_FOUND). A deploy goes create → register → emit
- * (spans, docs/observability.md): only a start that succeeded is stored, and
- * until registered nothing routes to, lists or hears of the agent (a restored
- * one is registered before it starts, so its messages wait in its mailbox).
+ * An undeploy deletes the agent's record first and stops it after: once the
+ * delete is committed no restart of the server brings the agent back, and a
+ * delete that fails leaves it running and listed. One undeploy claims the
+ * agent; another one arriving meanwhile finds it gone (NOT_FOUND).
+ *
+ * A deploy goes create → register → emit, each step a span under the
+ * call's (docs/observability.md): the agent is created and started first and
+ * written to the store only once that start succeeded, so a module that
+ * cannot start never becomes durable and no restart of the server tries it
+ * again. Until it is registered nothing routes to it, lists it or hears of
+ * it; a restored agent is registered before it starts, so messages sent to
+ * it meanwhile wait in its mailbox.
  */
-import { context } from '@opentelemetry/api';
 import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
-import { PLATFORM_SENDER, type FailureReason, type Message } from '../bus/message.js';
-import { messageBytes } from '../bus/message-size.js';
+import { PLATFORM_SENDER, type FailureReason } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AdmittedModule } from '../sandbox/types.js';
 import type { AgentRecord, NewAgent } from '../store/types.js';
@@ -34,14 +43,15 @@ import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
 import { detachedClock } from './detached-clock.js';
-import { createDispatcher, type Dispatcher, type SendCheck } from './dispatcher.js';
+import { createDispatcher, type Dispatcher } from './dispatcher.js';
+import { createHostMailboxes, sendCheckOf } from './host-mailboxes.js';
 import { createLifecycleEvents } from './lifecycle-events.js';
 import { createMemoryGuard } from './memory-guard.js';
 import { createMessageTrace } from './message-trace.js';
 import { createMetricTally } from './metric-tally.js';
 import { createRestartCounts } from './restart-counts.js';
 import { agentHolds, MESSAGE_RECEIVE } from '../security/send-policy.js';
-import { CLIENT_PREFIX, createLocalRouter, type Mailboxes, type Router } from './router.js';
+import { CLIENT_PREFIX, createLocalRouter, type Router } from './router.js';
 
 export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './agent-host-types.js';
 
@@ -51,7 +61,6 @@ const memoryPressure = () =>
   new SvcError('RESOURCE_EXHAUSTED', 'the server is short of memory and deploys no agent now; retry later', { reason: 'memory_pressure' });
 /** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
 const nameTaken = (name: string) => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
-const ALLOWED: SendCheck = { allowed: true };
 
 export function createAgentHost(options: AgentHostOptions): AgentHost {
   const { store, pool, bus, history, admission, log, metrics, tracing, clock, settings, sendPolicy } = options;
@@ -91,6 +100,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   });
 
   // The router needs the mailboxes, which need the dispatcher, which routes through the router (declared below).
+  const mailboxes = createHostMailboxes({ agents, names, memory, clock, messageTrace, ready: (agent) => dispatcher.ready(agent) });
   const dispatcher: Dispatcher = createDispatcher({
     pool,
     bus,
@@ -103,42 +113,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     maxInFlight: settings.maxConcurrentExecutions,
     newId: options.newId,
     route: (message, published) => router.route(message, published),
-    ...(sendPolicy === undefined
-      ? {}
-      : {
-          // A reply to the platform (to one of its failures) reaches nobody, so it is not a send to refuse.
-          checkSend: (agent: AgentRuntime, message: Message) =>
-            message.receiver === PLATFORM_SENDER
-              ? ALLOWED
-              : sendPolicy.check({ sender: agent.id, senderCapabilities: agent.record.capabilities, receiver: message.receiver, receiverCapabilities: byIdOrName(message.receiver)?.record.capabilities }),
-        }),
+    ...(sendPolicy === undefined ? {} : { checkSend: sendCheckOf(sendPolicy, mailboxes) }),
   });
 
-  /** A receiver may be named by its id or its name. */
-  function byIdOrName(receiver: string): AgentRuntime | undefined {
-    return agents.get(receiver) ?? agents.get(names.get(receiver) ?? '');
-  }
-
-  // The router asks `refusal` then `enqueue` for the same receiver; remembering it saves a lookup per message.
-  let lastLooked: AgentRuntime | undefined;
-  const mailboxes: Mailboxes = {
-    refusal(message) {
-      const agent = byIdOrName(message.receiver);
-      lastLooked = agent;
-      if (agent === undefined || !agent.accepting || ((agent.state === 'stopping' || agent.state === 'stopped') && !agent.restartRequested)) return undefined;
-      if (agent.state === 'failed') return 'agent_failed';
-      const bytes = messageBytes(message);
-      return agent.mailboxRefusal(bytes) ?? memory.admit(bytes);
-    },
-    addressed: (receiver) => lastLooked?.id ?? receiver,
-    enqueue(message) {
-      const agent = lastLooked?.id === message.receiver ? lastLooked : agents.get(message.receiver)!;
-      agent.enqueue(message, clock.now());
-      // A hibernated agent wakes for this message: the wake (a transition, a log line) is part of its trace.
-      if (agent.state === 'hibernated') context.with(messageTrace.messageContext(message), () => dispatcher.ready(agent));
-      else dispatcher.ready(agent);
-    },
-  };
   const router: Router = createLocalRouter(bus, mailboxes, options.remote, (message, reason, detail) => dispatcher.undeliverable(message, reason, detail));
   // What another node forwarded is delivered here or refused, never forwarded again: nodes whose registries disagree cannot bounce it.
   const localRouter: Router = createLocalRouter(bus, mailboxes);
