@@ -59,7 +59,7 @@ export async function startListeners(server: Server, config: Config, log: Logger
   };
 
   // Both doors trace, count and log with the server's own tracer and registry, the one the metrics listener serves.
-  const telemetry = { log, tracing: server.tracing, metrics: server.metrics };
+  const telemetry = { log, tracing: server.tracing, metrics: server.metrics, clock: server.clock };
   const tlsSettings = tlsSettingsFrom(config.security);
   const tls: TlsMaterial | undefined = tlsSettings === undefined ? undefined : createTlsMaterial(tlsSettings, { clock: server.clock, log });
   const ocsp: OcspStapler | undefined = tls !== undefined && config.security.enable_ocsp_stapling ? createOcspStapler(tls, { clock: server.clock, log }) : undefined;

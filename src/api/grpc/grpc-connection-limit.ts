@@ -16,6 +16,7 @@
  */
 import http2 from 'node:http2';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
+import type { Clock, TimerHandle } from '../../../supervisors/index.js';
 import type { GrpcErrorStatus } from './grpc-errors.js';
 import { ERROR_TRAILER } from './grpc-errors.js';
 
@@ -32,6 +33,8 @@ export interface ConnectionLimitOptions {
   accept(socket: Socket): void;
   /** The status a refused connection's calls end with. */
   refusal(): GrpcErrorStatus;
+  /** Runs the first-request and refusal timers. */
+  clock: Clock;
 }
 
 export interface ConnectionLimiter {
@@ -52,17 +55,15 @@ function peerOf(socket: Socket): string {
 }
 
 export function createConnectionLimiter(options: ConnectionLimitOptions): ConnectionLimiter {
-  const { maxConnections, connectionTimeoutMs } = options;
+  const { maxConnections, connectionTimeoutMs, clock } = options;
   let open = 0;
   let refused = 0;
-  const waiting = new Map<string, NodeJS.Timeout>();
-  const refusing = new Set<Socket>();
+  const waiting = new Map<string, TimerHandle>();
+  /** Each refused connection and the timer that cuts it once its grace is over. */
+  const refusing = new Map<Socket, TimerHandle>();
 
   const refuser = http2.createServer();
-  refuser.on('session', (session) => {
-    session.on('error', () => undefined);
-    setTimeout(() => session.destroy(), REFUSAL_GRACE_MS).unref();
-  });
+  refuser.on('session', (session) => session.on('error', () => undefined));
   refuser.on('stream', (stream) => {
     stream.on('error', () => undefined);
     const status = options.refusal();
@@ -86,8 +87,11 @@ export function createConnectionLimiter(options: ConnectionLimitOptions): Connec
       socket.destroy();
       return;
     }
-    refusing.add(socket);
-    socket.on('close', () => refusing.delete(socket));
+    refusing.set(socket, clock.setTimeout(() => socket.destroy(), REFUSAL_GRACE_MS));
+    socket.on('close', () => {
+      clock.clearTimeout(refusing.get(socket));
+      refusing.delete(socket);
+    });
     refuser.emit('connection', socket);
   }
 
@@ -95,16 +99,15 @@ export function createConnectionLimiter(options: ConnectionLimitOptions): Connec
     open++;
     const peer = peerOf(socket);
     if (connectionTimeoutMs > 0) {
-      const timer = setTimeout(() => {
+      const timer = clock.setTimeout(() => {
         waiting.delete(peer);
         socket.destroy();
       }, connectionTimeoutMs);
-      timer.unref();
       waiting.set(peer, timer);
     }
     socket.once('close', () => {
       open--;
-      clearTimeout(waiting.get(peer));
+      clock.clearTimeout(waiting.get(peer));
       waiting.delete(peer);
     });
     options.accept(socket);
@@ -133,7 +136,7 @@ export function createConnectionLimiter(options: ConnectionLimitOptions): Connec
       const peer = call.getPeer();
       const timer = waiting.get(peer);
       if (timer === undefined) return;
-      clearTimeout(timer);
+      clock.clearTimeout(timer);
       waiting.delete(peer);
     },
     get open() {
@@ -143,7 +146,7 @@ export function createConnectionLimiter(options: ConnectionLimitOptions): Connec
       return refused;
     },
     close() {
-      for (const socket of refusing) socket.destroy();
+      for (const socket of refusing.keys()) socket.destroy();
       return new Promise((resolve) => {
         if (!server.listening) resolve();
         else server.close(() => resolve());

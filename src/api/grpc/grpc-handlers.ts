@@ -5,7 +5,7 @@
  */
 import { once } from 'node:events';
 import { Metadata, type Deadline, type ServerUnaryCall, type ServerWritableStream, type UntypedServiceImplementation, type sendUnaryData } from '@grpc/grpc-js';
-import { MAX_TIMER_MS } from '../../../supervisors/index.js';
+import type { Clock, TimerHandle } from '../../../supervisors/index.js';
 import type { AgentLogLine, AgentService, CallContext } from '../../agents/agent-service-types.js';
 import type { BoundedSink } from '../../bus/bounded-sink.js';
 import type { BusEvent } from '../../bus/events.js';
@@ -34,6 +34,8 @@ export interface HandlerOptions {
   log?: Logger;
   /** The security endpoints' service; without it they answer UNAVAILABLE. */
   security?: SecurityService;
+  /** Runs the calls' deadline timers. */
+  clock: Clock;
 }
 
 export interface ManagementHandlers {
@@ -52,7 +54,7 @@ interface CallLike {
 }
 
 export function createManagementHandlers(service: AgentService, options: HandlerOptions): ManagementHandlers {
-  const { requestTimeoutMs, onCall, log } = options;
+  const { requestTimeoutMs, onCall, log, clock } = options;
   const streamsOpen = new Set<(error: SvcError) => void>();
 
   function contextOf(call: CallLike, timeoutMs?: number): CallContext & { deadline: number } {
@@ -62,6 +64,11 @@ export function createManagementHandlers(service: AgentService, options: Handler
 
   function deadlineError(ctx: CallContext): SvcError {
     return new SvcError('DEADLINE_EXCEEDED', 'the call did not finish before its deadline', { deadline: new Date(ctx.deadline ?? Date.now()).toISOString() });
+  }
+
+  /** Fails the call when its deadline (wall-clock milliseconds, as grpc-js gives it) passes, timed on the injected clock. */
+  function deadlineTimer(ctx: CallContext & { deadline: number }, fail: (error: SvcError) => void): TimerHandle {
+    return clock.setTimeout(() => fail(deadlineError(ctx)), ctx.deadline - Date.now());
   }
 
   function report(error: unknown, ctx: CallContext, method: string): void {
@@ -76,11 +83,11 @@ export function createManagementHandlers(service: AgentService, options: Handler
       const fail = (error: unknown): void => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         report(error, ctx, method);
         callback(toGrpcStatus(error, ctx.trace_id));
       };
-      const timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
+      const timer = deadlineTimer(ctx, fail);
       let result: Promise<Res>;
       try {
         const refused = rejectionOf(call.request);
@@ -93,7 +100,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
       result.then((value) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         callback(null, value);
       }, fail);
     };
@@ -108,13 +115,13 @@ export function createManagementHandlers(service: AgentService, options: Handler
     return (call: ServerWritableStream<Req, unknown>): void => {
       const ctx = contextOf(call);
       let sink: BoundedSink | undefined;
-      let timer: NodeJS.Timeout | undefined;
+      let timer: TimerHandle | undefined;
       let ended = false;
       const end = (): boolean => {
         if (ended) return false;
         ended = true;
         streamsOpen.delete(fail);
-        clearTimeout(timer);
+        if (timer !== undefined) clock.clearTimeout(timer);
         sink?.close();
         return true;
       };
@@ -149,9 +156,7 @@ export function createManagementHandlers(service: AgentService, options: Handler
       sink.done.then(() => {
         if (end()) call.end();
       }, fail);
-      if (Number.isFinite(ctx.deadline)) {
-        timer = setTimeout(() => fail(deadlineError(ctx)), Math.min(Math.max(0, ctx.deadline - Date.now()), MAX_TIMER_MS));
-      }
+      if (Number.isFinite(ctx.deadline)) timer = deadlineTimer(ctx, fail);
     };
   }
 

@@ -12,7 +12,7 @@
  * following certificate reloads.
  */
 import { Server, ServerCredentials, loadPackageDefinition, type ServiceDefinition, type UntypedServiceImplementation } from '@grpc/grpc-js';
-import type { Clock } from '../../../supervisors/index.js';
+import { createRealClock, type Clock } from '../../../supervisors/index.js';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import { SvcError } from '../../errors/svc-error.js';
 import type { Security } from '../../security/security.js';
@@ -66,7 +66,7 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   metrics?: Metrics;
   /** What /ready reports; `grpc.health.v1.Health` answers SERVING exactly when it says ready. */
   readiness?: () => { ready: boolean };
-  /** The health service's Watch timer; the real clock by default. */
+  /** Every timer of the listener (deadlines, the first-request timeout, refusals, the stop grace, Health Watch); the real clock by default. */
   clock?: Clock;
   /** The security steps and endpoints; without them every caller is `anonymous` and the security endpoints answer UNAVAILABLE. */
   security?: Security;
@@ -85,6 +85,7 @@ function managementServiceDefinition(): ServiceDefinition {
 
 export function createGrpcServer(service: AgentService, options: CreateGrpcServerOptions): GrpcServer {
   const { log } = options;
+  const clock = options.clock ?? createRealClock();
   const telemetry = { tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log };
   const { security } = options;
   const server = new Server({
@@ -110,6 +111,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     maxConnections: options.maxConnections,
     connectionTimeoutMs: options.connectionTimeoutMs,
     accept: (socket) => injector.injectConnection(socket),
+    clock,
     refusal: () =>
       toGrpcStatus(
         new SvcError('UNAVAILABLE', `the server accepts at most ${options.maxConnections} connections`, {
@@ -123,12 +125,13 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     requestTimeoutMs: options.requestTimeoutMs,
     onCall: (call) => limiter.sawRequest(call),
     log,
+    clock,
     ...(security === undefined ? {} : { security: security.service }),
   });
   server.addService(withStrictDecoding(managementServiceDefinition(), loadManagementProto().service), handlers.implementation);
   const health = createHealthService({
     ...(options.readiness === undefined ? {} : { readiness: options.readiness }),
-    ...(options.clock === undefined ? {} : { clock: options.clock }),
+    clock,
   });
   server.addService(health.definition, health.implementation);
   for (const extra of options.services ?? []) server.addService(extra.definition, extra.implementation);
@@ -151,12 +154,12 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     health.shutdown();
     handlers.endStreams(new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' }));
     await new Promise<void>((resolve) => {
-      const force = setTimeout(() => {
+      const force = clock.setTimeout(() => {
         server.forceShutdown();
         resolve();
       }, graceMs);
       server.tryShutdown(() => {
-        clearTimeout(force);
+        clock.clearTimeout(force);
         resolve();
       });
     });

@@ -5,6 +5,7 @@
  * alone) leaves them out and serves everyone as `anonymous`.
  */
 import Koa, { type Middleware } from 'koa';
+import type { Clock } from '../../../supervisors/index.js';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import type { Security } from '../../security/security.js';
 import type { DoorTelemetry } from '../api-call.js';
@@ -38,6 +39,8 @@ export interface GatewayAppOptions {
   bodyLimitBytes: number;
   readiness(): Readiness;
   telemetry: DoorTelemetry;
+  /** Runs the request deadline. */
+  clock: Clock;
   security?: Security;
 }
 
@@ -63,7 +66,7 @@ export function createGatewayApp(service: AgentService, options: GatewayAppOptio
           lockdownMiddleware(security.gate),
           authorizeMiddleware(security.gate),
         ]),
-    deadlineMiddleware(options.requestTimeoutMs),
+    deadlineMiddleware(options.requestTimeoutMs, options.clock),
     jsonBodyMiddleware({ limitBytes: options.bodyLimitBytes, expectsBody: (method, path) => BODY_METHODS.has(method) && findRoute(routes, method, path)?.route.body !== undefined }),
     ...(security === undefined ? [] : [auditMiddleware(security.gate)]), // last before the routes: the outcome of what passed the gate
     api.routes() as Middleware<GatewayState>,

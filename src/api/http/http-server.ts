@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import { createRealClock, type Clock } from '../../../supervisors/index.js';
 import type { AgentService } from '../../agents/agent-service-types.js';
 import type { Config } from '../../config/schema.js';
 import type { Security } from '../../security/security.js';
@@ -65,6 +66,8 @@ export interface HttpServerOptions {
   tls?: TlsMaterial;
   /** Staple its responses (with `tls`). */
   ocsp?: OcspStapler;
+  /** Every timer of the listener (request deadlines, WebSocket pings and close grace, the stop grace); the real clock by default. */
+  clock?: Clock;
 }
 
 export interface HttpServer {
@@ -89,7 +92,7 @@ export function bodyLimitFor(maxModuleSize: number): number {
 }
 
 /** The listener's options from the configuration; `readiness` and the telemetry come from the composition root. */
-export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log' | 'tracing' | 'metrics' | 'security' | 'tls' | 'ocsp'> = {}): HttpServerOptions {
+export function httpServerOptionsFrom(config: Config, extra: Pick<HttpServerOptions, 'readiness' | 'log' | 'tracing' | 'metrics' | 'security' | 'tls' | 'ocsp' | 'clock'> = {}): HttpServerOptions {
   const { server, runtime } = config;
   return {
     address: server.http_addr,
@@ -118,6 +121,7 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
   // A malformed address fails here, at creation, not later at start().
   splitAddress(listenAddress);
   const telemetry: DoorTelemetry = { tracing: options.tracing ?? untracedTracing(), metrics: options.metrics, log: options.log };
+  const clock = options.clock ?? createRealClock();
   let address: string | undefined;
   let draining = false;
   let stopping: Promise<void> | undefined;
@@ -134,6 +138,7 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     bodyLimitBytes: bodyLimitFor(options.maxModuleSize),
     readiness,
     telemetry,
+    clock,
     ...(options.security === undefined ? {} : { security: options.security }),
   });
   const streams = createWebSocketGateway(service, proto.messageType('Message'), {
@@ -142,6 +147,7 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     highWaterMarkBytes: options.wsHighWaterMarkBytes ?? WS_HIGH_WATER_MARK_BYTES,
     accepting: () => !draining,
     telemetry,
+    clock,
     ...(options.security === undefined ? {} : { admit: websocketAdmission(options.security) }),
   });
 
@@ -189,10 +195,9 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         await streams.close();
-        const cut = setTimeout(() => server.closeAllConnections(), DRAIN_GRACE_MS);
-        cut.unref();
+        const cut = clock.setTimeout(() => server.closeAllConnections(), DRAIN_GRACE_MS);
         await closed;
-        clearTimeout(cut);
+        clock.clearTimeout(cut);
       })();
       return stopping;
     },

@@ -23,6 +23,7 @@ import type { Duplex } from 'node:stream';
 import { context } from '@opentelemetry/api';
 import type protobuf from 'protobufjs';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { Clock, TimerHandle } from '../../../supervisors/index.js';
 import type { AgentService, CallContext } from '../../agents/agent-service-types.js';
 import type { BoundedSink } from '../../bus/bounded-sink.js';
 import type { BusEvent } from '../../bus/events.js';
@@ -65,6 +66,8 @@ export interface WebSocketGatewayOptions {
   telemetry: DoorTelemetry;
   /** The security steps (websocket-admission.ts); without them every stream runs as `anonymous`. */
   admit?: WebSocketAdmission;
+  /** Runs the pings and the close grace. */
+  clock: Clock;
 }
 
 export interface WebSocketGateway {
@@ -121,7 +124,7 @@ function queryOf(search: string): Record<string, string[]> {
 }
 
 export function createWebSocketGateway(service: AgentService, messageType: protobuf.Type, options: WebSocketGatewayOptions): WebSocketGateway {
-  const { telemetry } = options;
+  const { telemetry, clock } = options;
   const { log, metrics } = telemetry;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_CLIENT_FRAME_BYTES, perMessageDeflate: false, clientTracking: false });
   const clients = new Map<WebSocket, Client>();
@@ -141,7 +144,10 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   // Many subscribers see the same event object: its frame is built once.
   const frames = new WeakMap<Message, string>();
 
-  const pinger = setInterval(() => {
+  // Armed only while there are clients, so an idle listener holds no timer.
+  let pinger: TimerHandle | undefined;
+  function ping(): void {
+    pinger = undefined;
     for (const [ws, client] of clients) {
       if (!client.alive) {
         ws.terminate();
@@ -150,8 +156,8 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
       client.alive = false;
       ws.ping();
     }
-  }, options.pingIntervalMs);
-  pinger.unref();
+    if (clients.size > 0) pinger = clock.setTimeout(ping, options.pingIntervalMs);
+  }
 
   function frameOf(message: Message): string {
     let frame = frames.get(message);
@@ -163,8 +169,10 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   }
 
   function closeSoon(ws: WebSocket, code: number, reason: string): void {
+    if (ws.readyState === WebSocket.CLOSED) return;
     if (ws.readyState === WebSocket.OPEN) ws.close(code, reasonText(reason));
-    setTimeout(() => ws.terminate(), CLOSE_GRACE_MS).unref();
+    const cut = clock.setTimeout(() => ws.terminate(), CLOSE_GRACE_MS);
+    ws.once('close', () => clock.clearTimeout(cut));
   }
 
   function onSinkEnd(ws: WebSocket, err: unknown, call: HttpCall): void {
@@ -189,6 +197,7 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
   function stream(ws: WebSocket, filter: BusFilter, ctx: CallContext, call: HttpCall): void {
     const client: Client = { alive: true };
     clients.set(ws, client);
+    pinger ??= clock.setTimeout(ping, options.pingIntervalMs);
     call.answered(101);
     metrics?.websocketConnections.inc();
     ws.on('pong', () => {
@@ -268,7 +277,8 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
       return clients.size;
     },
     async close() {
-      clearInterval(pinger);
+      if (pinger !== undefined) clock.clearTimeout(pinger);
+      pinger = undefined;
       const closed = [...clients.keys()].map((ws) => new Promise<void>((resolve) => {
         ws.once('close', () => resolve());
         clients.get(ws)?.sink?.close();

@@ -11,6 +11,7 @@ import { noRouteMiddleware } from '../../../src/api/http/middleware-no-route.js'
 import { telemetryMiddleware } from '../../../src/api/http/middleware-telemetry.js';
 import { untracedTracing } from '../../../src/api/api-call.js';
 import { SvcError } from '../../../src/errors/svc-error.js';
+import { createSimulatedClock } from '../../../supervisors/index.js';
 
 /** Serves `middleware` after telemetry (no routes, so no API spans: only trace ids) and error mapping, runs `fn` against it, closes. */
 async function withApp(middleware: Array<Middleware<GatewayState>>, fn: (base: string) => Promise<void>): Promise<void> {
@@ -47,25 +48,37 @@ test('errors: SvcError with its status, anything else INTERNAL without its text'
   );
 });
 
-test('deadline: a call that overruns answers 504 DEADLINE_EXCEEDED, the deadline is in the state', async () => {
+test('deadline: a call that overruns answers 504 DEADLINE_EXCEEDED on the injected clock, the deadline is in the state', async () => {
+  const clock = createSimulatedClock();
   let deadline: number | undefined;
+  let entered: () => void = () => undefined;
+  const slowEntered = new Promise<void>((resolve) => (entered = resolve));
   await withApp(
     [
-      deadlineMiddleware(50),
+      deadlineMiddleware(50, clock),
       async (ctx) => {
         deadline = ctx.state.deadline;
-        await new Promise((r) => setTimeout(r, ctx.path === '/slow' ? 500 : 0));
+        if (ctx.path === '/slow') {
+          entered();
+          await new Promise(() => undefined); // never answers: only the deadline ends the call
+        }
         ctx.body = { ok: true };
       },
     ],
     async (base) => {
       const started = Date.now();
-      const slow = await fetch(`${base}/slow`);
-      assert.equal(slow.status, 504);
-      assert.equal(((await slow.json()) as { code: string }).code, 'DEADLINE_EXCEEDED');
-      assert.ok(Date.now() - started < 400);
+      const slow = fetch(`${base}/slow`);
+      await slowEntered;
+      assert.equal(clock.pendingTimers(), 1);
+      await clock.advance(49);
+      assert.equal(clock.pendingTimers(), 1, 'not yet expired at 49 ms');
+      await clock.advance(1);
+      const answer = await slow;
+      assert.equal(answer.status, 504);
+      assert.equal(((await answer.json()) as { code: string }).code, 'DEADLINE_EXCEEDED');
       assert.ok(deadline !== undefined && deadline >= started + 50 && deadline <= Date.now() + 50);
       assert.equal((await fetch(`${base}/fast`)).status, 200);
+      assert.equal(clock.pendingTimers(), 0, 'an answered call clears its timer');
     },
   );
 });

@@ -1,7 +1,9 @@
 /** WebSocket streams with real `ws` clients against the real AgentService. */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { connect } from 'node:net';
 import { WebSocket } from 'ws';
+import { createSimulatedClock } from '../../../supervisors/index.js';
 import { captureLogger, type LogRecord } from '../../agents/agent-fixtures.js';
 import { watFixture } from '../../helpers/wat.js';
 import { call, deployEcho, eventually, startGateway, type Gateway } from './http-fixtures.js';
@@ -83,8 +85,10 @@ test('per-agent stream: the messages to and from that agent, each once, as Messa
   const toA = await send(a, 'request', 'for a');
   await send(b, 'request', 'for b');
   await eventually(() => (stream.frames.length >= 2 ? true : undefined));
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(stream.frames.map((f) => [f.sender === a ? 'a' : f.sender, f.receiver === a ? 'a' : f.receiver, f.message_type, f.content]), [
+  // The bus delivers in order: once a later marker has arrived, nothing else from before it can still come.
+  await send(a, 'inform', 'marker');
+  await eventually(() => (stream.frames.some((f) => f.content === 'marker') ? true : undefined));
+  assert.deepEqual(stream.frames.slice(0, stream.frames.findIndex((f) => f.content === 'marker')).map((f) => [f.sender === a ? 'a' : f.sender, f.receiver === a ? 'a' : f.receiver, f.message_type, f.content]), [
     ['client:anonymous', 'a', 'request', 'for a'],
     ['a', 'client:anonymous', 'inform', 'for a'],
   ]);
@@ -101,9 +105,12 @@ test('system-wide stream filtered by type, and by agent through the query', asyn
   await send(b, 'cfp', 'c1');
   await send(a, 'inform', 'i1');
   await eventually(() => (requests.frames.length >= 2 && ofB.frames.length >= 1 ? true : undefined));
-  await new Promise((r) => setTimeout(r, 100));
-  assert.deepEqual(requests.frames.map((f) => f.content), ['r1', 'c1']);
-  assert.deepEqual(ofB.frames.map((f) => [f.sender, f.message_type, f.content]), [[b, 'inform', 'c1']]);
+  // A marker to b reaches both streams (the request, and b's inform answering it) after anything sent before it.
+  await send(b, 'request', 'marker');
+  const upToMarker = (frames: Frame[], type: string): Frame[] => frames.slice(0, frames.findIndex((f) => f.content === 'marker' && f.message_type === type));
+  await eventually(() => (upToMarker(requests.frames, 'request').length > 0 && upToMarker(ofB.frames, 'inform').length > 0 ? true : undefined));
+  assert.deepEqual(upToMarker(requests.frames, 'request').map((f) => f.content), ['r1', 'c1']);
+  assert.deepEqual(upToMarker(ofB.frames, 'inform').map((f) => [f.sender, f.message_type, f.content]), [[b, 'inform', 'c1']]);
   requests.ws.close();
   ofB.ws.close();
   await Promise.all([requests.closed, ofB.closed]);
@@ -152,8 +159,9 @@ test('a bad filter is an HTTP error before the upgrade', async () => {
   assert.equal((await refused('/api/v1/agents')).status, 404);
 });
 
-test('pings keep a live client; a client that stops answering pings is cut', async () => {
-  const quick = await startGateway(['--server.keepalive_timeout=200ms']);
+test('pings keep a live client; a client that stops answering pings is cut (on the injected clock)', async () => {
+  const clock = createSimulatedClock();
+  const quick = await startGateway(['--server.keepalive_timeout=200ms'], { clock });
   try {
     const live = new WebSocket(`ws://${quick.address}/api/v1/messages`);
     let pings = 0;
@@ -162,12 +170,22 @@ test('pings keep a live client; a client that stops answering pings is cut', asy
     const mute = new WebSocket(`ws://${quick.address}/api/v1/messages`, { autoPong: false });
     const muteClosed = new Promise<number>((resolve) => mute.on('close', (code) => resolve(code)));
     await new Promise((resolve) => mute.once('open', resolve));
-    const started = Date.now();
+    /** Resolves once the server has read everything `ws` sent before: the answer to a ping of ours comes after it. */
+    const roundTrip = (ws: WebSocket): Promise<void> => new Promise((resolve) => (ws.once('pong', () => resolve()), ws.ping()));
+
+    // First ping (half the keepalive timeout): both asked; the live client answers, the mute one does not.
+    await clock.advance(100);
+    await eventually(() => (pings === 1 ? true : undefined));
+    await roundTrip(live);
+    assert.equal(mute.readyState, WebSocket.OPEN, 'one missed ping is not yet a cut');
+    // Second ping: the mute client never answered the first, so it is cut without a close frame.
+    await clock.advance(100);
     assert.equal(await muteClosed, 1006, 'cut without a close frame');
-    assert.ok(Date.now() - started < 1_000);
-    await new Promise((r) => setTimeout(r, 500));
+    await eventually(() => (pings === 2 ? true : undefined));
+    await roundTrip(live);
+    await clock.advance(100);
+    await eventually(() => (pings === 3 ? true : undefined));
     assert.equal(live.readyState, WebSocket.OPEN);
-    assert.ok(pings >= 3, `pings: ${pings}`);
     assert.equal(quick.http.streams, 1);
     live.close();
   } finally {
@@ -218,7 +236,14 @@ test('a stream outlives request_timeout; while draining, upgrades are refused wi
   try {
     const ws = new WebSocket(`ws://${own.address}/api/v1/messages`);
     await new Promise((resolve) => ws.once('open', resolve));
-    await new Promise((r) => setTimeout(r, 1_000));
+    // Node's header timer cuts a connection whose headers stop halfway after connection_timeout (200 ms); two of
+    // them, one after the other, span more than request_timeout (300 ms) since the stream opened, on the server's own timers.
+    for (let i = 0; i < 2; i++) {
+      const stalled = connect(Number(own.address.slice(own.address.lastIndexOf(':') + 1)), '127.0.0.1');
+      stalled.on('error', () => undefined).resume();
+      stalled.write('GET /health HTTP/1.1\r\nHost: x\r\n');
+      await new Promise((resolve) => stalled.once('close', resolve));
+    }
     assert.equal(ws.readyState, WebSocket.OPEN);
     own.http.drain();
     const refusal = await new Promise<number>((resolve) => {
