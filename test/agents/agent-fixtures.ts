@@ -166,11 +166,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
  */
 export async function waitFor<T>(predicate: () => T | undefined | false, what: string, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  // Quick at first, then backing off: a long wait must not spin the CPU the server under test needs.
+  for (let pause = 1; ; pause = Math.min(pause * 2, 50)) {
     const value = predicate();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
+    await new Promise((resolve) => setTimeout(resolve, pause));
   }
 }
 

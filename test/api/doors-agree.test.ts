@@ -4,6 +4,7 @@
  * server assigns (ids, timestamps) and the names the scenario chose are set
  * aside; proto3's empty strings and JSON's omitted fields read the same.
  */
+import { once } from 'node:events';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { WebSocket } from 'ws';
@@ -82,15 +83,20 @@ test('messages sent through either door stream the same through either door', as
   const ws = new WebSocket(`ws://${gw.address}/api/v1/agents/${agent}/messages`);
   const wsFrames: Array<Record<string, unknown>> = [];
   ws.on('message', (data) => wsFrames.push(JSON.parse(String(data)) as Record<string, unknown>));
-  await new Promise((resolve) => ws.once('open', resolve));
-  await new Promise((r) => setTimeout(r, 100));
+  // Both subscriptions are in place: the gRPC stream sends its headers once subscribed, the WebSocket opens after.
+  await Promise.all([once(stream, 'metadata'), once(ws, 'open')]);
 
   const a = await grpc.send({ receiver: agent, message_type: 'request', content: 'through grpc', metadata: { k: 'v' } });
   const b = (await call(gw.base, 'POST', `/api/v1/agents/${agent}/messages`, { message_type: 'request', content: 'through rest', metadata: { k: 'v' } })).body;
   await eventually(() => (grpcFrames.length >= 4 && wsFrames.length >= 4 ? true : undefined));
-  await new Promise((r) => setTimeout(r, 100));
+  // Streams deliver in order: once a later marker is on both, nothing sent before it can still arrive.
+  const marker = await grpc.send({ receiver: agent, message_type: 'inform', content: 'marker' });
+  const beforeMarker = (frames: Array<Record<string, unknown>>): number => frames.findIndex((m) => m.message_id === marker.message_id);
+  await eventually(() => (beforeMarker(grpcFrames) >= 0 && beforeMarker(wsFrames) >= 0 ? true : undefined));
   stream.cancel();
   ws.close();
+  grpcFrames.splice(beforeMarker(grpcFrames));
+  wsFrames.splice(beforeMarker(wsFrames));
 
   assert.deepEqual(wsFrames.map((m) => m.message_id), grpcFrames.map((m) => m.message_id), 'the same messages in the same order');
   assert.deepEqual(wsFrames.map((m) => comparable(m, [])), grpcFrames.map((m) => comparable(m, [])));

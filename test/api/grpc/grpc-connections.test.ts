@@ -11,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import { status } from '@grpc/grpc-js';
 import { createGrpcClient, type GrpcClient } from '../../../src/api/grpc/grpc-client.js';
 import { splitAddress } from '../../../src/api/host-port.js';
+import { createSimulatedClock } from '../../../supervisors/index.js';
 import { waitFor } from '../../agents/agent-fixtures.js';
 import { assertError, failure, startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from './grpc-harness.js';
 
@@ -51,8 +52,10 @@ describe('max_connections', SUITE_TIMEOUT, () => {
 
   it('survives a flood of connections past the limit', async () => {
     const { host, port } = splitAddress(s.address);
+    const { refused } = s.grpc.stats();
     const sockets = Array.from({ length: 200 }, () => connect({ host, port }).on('error', () => undefined));
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // The flood reached the listener: at most the limit (2) accepted, every other one refused.
+    await waitFor(() => s.grpc.stats().refused - refused >= 198, 'the flood to be refused');
     for (const socket of sockets) socket.destroy();
     assert.equal((await s.client.health()).status, 'healthy');
   });
@@ -60,26 +63,35 @@ describe('max_connections', SUITE_TIMEOUT, () => {
 
 describe('connection_timeout', SUITE_TIMEOUT, () => {
   let s: GrpcTestServer;
+  const clock = createSimulatedClock();
   before(async () => {
-    s = await startGrpcTestServer({ 'server.connection_timeout': '200ms' });
+    s = await startGrpcTestServer({ 'server.connection_timeout': '200ms' }, { clock });
   });
   after(() => s.stop());
 
-  it('closes a connection that sends no request in time', async () => {
+  it('closes a connection that sends no request in time (on the injected clock)', async () => {
     const { host, port } = splitAddress(s.address);
+    const before = s.grpc.stats().connections;
     // Read what the server sends (its HTTP/2 SETTINGS), or the socket never sees the server's close.
     const socket = connect({ host, port }).resume();
-    const openedAt = Date.now();
-    await new Promise<void>((resolve) => socket.on('close', () => resolve()).on('error', () => undefined));
-    const lived = Date.now() - openedAt;
-    assert.ok(lived >= 150 && lived < 2_000, `closed after ${lived} ms`);
+    let closed = false;
+    const close = new Promise<void>((resolve) => socket.on('close', () => {
+      closed = true;
+      resolve();
+    }).on('error', () => undefined));
+    await waitFor(() => s.grpc.stats().connections === before + 1, 'the connection to be accepted');
+    await clock.advance(199);
+    assert.equal(closed, false, 'still open before connection_timeout');
+    await clock.advance(1);
+    await close;
+    await waitFor(() => s.grpc.stats().connections === before, 'the listener to count the close');
   });
 
   it('keeps a connection that sent a request', async () => {
     const client = ownConnection(s.address);
     await client.health();
     const before = s.grpc.stats().connections;
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await clock.advance(400);
     assert.equal(s.grpc.stats().connections, before);
     assert.equal((await client.health()).status, 'healthy');
     client.close();

@@ -10,6 +10,7 @@ import { grpcServerOptionsFrom } from '../../../src/api/grpc/grpc-server-options
 import { loadManagementProto } from '../../../src/api/proto.js';
 import type { ErrorCode } from '../../../src/errors/svc-error.js';
 import { startTestServer, testConfig, type TestServer } from '../../agents/agent-fixtures.js';
+import type { Clock } from '../../../supervisors/index.js';
 
 /** For every suite that starts a server: a hang fails the suite instead of stalling the whole run. */
 export const SUITE_TIMEOUT = { timeout: 240_000 };
@@ -24,11 +25,11 @@ export interface GrpcTestServer {
   stop(): Promise<void>;
 }
 
-/** `overrides` are `section.key` → value, as on the command line. */
-export async function startGrpcTestServer(overrides: Record<string, string | number> = {}): Promise<GrpcTestServer> {
+/** `overrides` are `section.key` → value, as on the command line; `door.clock` runs the listener's own timers. */
+export async function startGrpcTestServer(overrides: Record<string, string | number> = {}, door: { clock?: Clock } = {}): Promise<GrpcTestServer> {
   const settings = { 'server.grpc_addr': '127.0.0.1:0', ...overrides };
   const t = await startTestServer({ overrides: settings });
-  const grpc = createGrpcServer(t.service, { ...grpcServerOptionsFrom(testConfig(t.dir, settings)), tracing: t.server.tracing, metrics: t.server.metrics });
+  const grpc = createGrpcServer(t.service, { ...grpcServerOptionsFrom(testConfig(t.dir, settings)), tracing: t.server.tracing, metrics: t.server.metrics, ...door });
   const address = await grpc.start();
   const client = createGrpcClient(address);
   return {
