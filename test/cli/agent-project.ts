@@ -11,12 +11,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { runCli } from '../../src/cli/cli.js';
+import { SVC_COMMAND } from '../helpers/svc-command.js';
 import { memoryIo } from './memory-io.js';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const ASSEMBLYSCRIPT = dirname(fileURLToPath(import.meta.resolve('assemblyscript/package.json')));
-const TSX = import.meta.resolve('tsx');
 
 /** Packs the SDK into `dir`; answers the tarball's path. */
 export async function packSdk(dir: string): Promise<string> {
@@ -30,7 +30,7 @@ export async function packSdk(dir: string): Promise<string> {
 export function svcBin(dir: string): string {
   const bin = join(dir, 'bin');
   mkdirSync(bin, { recursive: true });
-  writeFileSync(join(bin, 'svc'), `#!/bin/sh\nexec "${process.execPath}" --import "${TSX}" "${join(ROOT, 'src', 'cli', 'main.ts')}" "$@"\n`);
+  writeFileSync(join(bin, 'svc'), `#!/bin/sh\nexec "${process.execPath}" ${SVC_COMMAND.map((a) => `"${a}"`).join(' ')} "$@"\n`);
   chmodSync(join(bin, 'svc'), 0o755);
   return bin;
 }

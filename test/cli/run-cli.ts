@@ -1,14 +1,11 @@
 /**
- * Runs the `svc` CLI as a real process (`node --import tsx src/cli/main.ts`),
+ * Runs the `svc` CLI as a real process (see svc-command.ts),
  * in a given directory and with only the environment given, so neither the
  * repository's svc.toml nor the caller's SVC_* variables leak in.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import { SVC_COMMAND } from '../helpers/svc-command.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-/** Resolved here: the child may run in a temporary directory with no node_modules. */
-const TSX = import.meta.resolve('tsx');
 /**
  * A CLI run that has not ended by then is killed, so a hang fails the test
  * instead of stalling it. Loading the CLI under tsx takes 3-4 s of CPU; on
@@ -38,7 +35,7 @@ export interface Running {
 }
 
 export function startCli(args: readonly string[], options: RunOptions): Running {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], {
+  const child = spawn(process.execPath, [...SVC_COMMAND, ...args], {
     cwd: options.cwd,
     env: { PATH: process.env.PATH ?? '', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

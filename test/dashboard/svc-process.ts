@@ -1,6 +1,6 @@
 /**
  * A real svc server for the dashboard's browser tests and screenshots: `svc
- * start` as its own process (`node --import tsx src/cli/main.ts start`), every
+ * start` as its own process (see svc-command.ts), every
  * listener on an ephemeral loopback port, its data in a temporary directory,
  * and only the environment given, so no svc.toml or SVC_* variable of the
  * caller leaks in. The HTTP address is read from the `listening` log line.
@@ -9,11 +9,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { SVC_COMMAND } from '../helpers/svc-command.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-/** Resolved here: the child runs in a temporary directory with no node_modules. */
-const TSX = import.meta.resolve('tsx');
 /** A loaded machine with tsx compiling the server: well above the usual 2-4 s. */
 const START_TIMEOUT_MS = 90_000;
 /** SIGTERM drains agents (each within agent_shutdown_timeout, 5 s); past this the process is killed. */
@@ -38,7 +35,7 @@ export class SvcStartError extends Error {
 /** `env` adds to or overrides the defaults (ephemeral loopback listeners, one executor worker). */
 export async function startSvcProcess(env: Record<string, string> = {}): Promise<SvcProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-dashboard-'));
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, 'start'], {
+  const child = spawn(process.execPath, [...SVC_COMMAND, 'start'], {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? '',

@@ -6,14 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { createRealClock } from '../../supervisors/index.js';
 import { createIdGenerator } from '../../src/bus/message-id.js';
 import { openStore } from '../../src/store/open-store.js';
 import { example } from '../agents/agent-fixtures.js';
+import { SVC_COMMAND } from '../helpers/svc-command.js';
 
-const MAIN = fileURLToPath(new URL('../../src/cli/main.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
 /**
  * A process still running by then is killed, so a hang fails the test. Wide: each `svc` process
  * spends seconds of CPU loading its modules, and on a busy 2-core machine a start took over 20 s.
@@ -33,7 +31,7 @@ export interface Running {
 
 /** `svc ARGS` as a real process in `cwd`, with only the environment given (no svc.toml, no SVC_* of the caller). */
 export function runSvc(args: readonly string[], cwd: string, env: Record<string, string> = {}, killAfterMs = KILL_AFTER_MS): Running {
-  const child = spawn(process.execPath, ['--import', TSX, MAIN, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...SVC_COMMAND, ...args], { cwd, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   const timer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);

@@ -6,17 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { status, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { remoteError } from '../../../src/api/grpc/grpc-client.js';
 import type { ProtoMessage } from '../../../src/api/grpc/grpc-translate.js';
 import { example, waitFor } from '../../agents/agent-fixtures.js';
 import { wat } from '../../helpers/wat.js';
+import { SVC_COMMAND } from '../../helpers/svc-command.js';
 import { assertError, startGrpcTestServer, SUITE_TIMEOUT, type GrpcTestServer } from './grpc-harness.js';
 
-const TSX = import.meta.resolve('tsx');
-const CLI = fileURLToPath(new URL('../../../src/cli/main.ts', import.meta.url));
 
 /** Replies `inform` whose content is a JSON object, not a string. */
 const OBJECT_REPLY = '{"message_type":"inform","content":{"n":1,"ok":true}}\n';
@@ -134,7 +132,7 @@ describe('SubscribeMessages', SUITE_TIMEOUT, () => {
 
   it('a client process that dies releases its subscription', async () => {
     const base = s.subscribers();
-    const child = spawn(process.execPath, ['--import', TSX, CLI, 'messages', 'tail', '--server', s.address], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [...SVC_COMMAND, 'messages', 'tail', '--server', s.address], { stdio: ['ignore', 'ignore', 'pipe'] });
     await new Promise<void>((resolve) => child.stderr.on('data', (chunk: Buffer) => chunk.toString().includes('following') && resolve()));
     assert.equal(s.subscribers(), base + 1);
     child.kill('SIGKILL');
