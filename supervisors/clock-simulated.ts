@@ -27,6 +27,8 @@ export interface SimulatedClock extends Clock {
   settle(): Promise<void>;
   /** Timers armed and not yet fired or cleared. */
   pendingTimers(): number;
+  /** When the next of them is due; undefined when none is armed. */
+  nextDue(): number | undefined;
 }
 
 interface Timer {
@@ -131,5 +133,9 @@ export function createSimulatedClock(startMs = 0): SimulatedClock {
     },
     settle,
     pendingTimers: () => live.size,
+    nextDue() {
+      while (heap.length > 0 && !live.has(heap[0]!.id)) pop();
+      return heap[0]?.due;
+    },
   };
 }

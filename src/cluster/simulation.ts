@@ -72,11 +72,13 @@ export function createSimCluster(options: SimClusterOptions): SimCluster {
   const nodes = new Map<string, SimNode>();
   const changes: ObservedChange[] = [];
 
-  // Timers fire synchronously, each at its due time; promise callbacks (stream exchanges) run at the end of each millisecond.
+  // Timers fire synchronously, each at its due time; promise callbacks (stream exchanges) run at the end of each
+  // millisecond that fired one. Milliseconds without a timer are skipped: nothing could happen in them.
   async function run(ms: number): Promise<void> {
     const end = clock.now() + ms;
     while (clock.now() < end) {
-      clock.set(Math.min(end, clock.now() + SETTLE_EVERY_MS));
+      const next = clock.nextDue() ?? end;
+      clock.set(Math.min(end, Math.max(clock.now() + SETTLE_EVERY_MS, next)));
       await clock.settle();
     }
   }

@@ -78,6 +78,20 @@ describe('simulated clock', () => {
   });
 });
 
+describe('simulated clock: nextDue', () => {
+  it('names the earliest live timer, skipping cleared ones, and nothing once all have fired', () => {
+    const clock = createSimulatedClock(100);
+    assert.equal(clock.nextDue(), undefined);
+    const early = clock.setTimeout(() => undefined, 5);
+    clock.setTimeout(() => undefined, 20);
+    assert.equal(clock.nextDue(), 105);
+    clock.clearTimeout(early);
+    assert.equal(clock.nextDue(), 120);
+    clock.increment(20);
+    assert.equal(clock.nextDue(), undefined);
+  });
+});
+
 describe('real clock', () => {
   it('is monotonic and fires and clears timers', async () => {
     const clock = createRealClock();
