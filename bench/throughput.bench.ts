@@ -115,9 +115,10 @@ async function poolCeiling(pairs: number, workers: number): Promise<number> {
     let running = true;
     const play = (i: number, turn: number) => {
       const onResult = (result: ExecutionResult) => {
+        if (!running) return;
         if (!result.ok) throw new Error(`relay execution failed: ${result.failure}`);
         executions += 1;
-        if (running) play(i, turn + 1);
+        play(i, turn + 1);
       };
       pool.execute(players[2 * i + (turn % 2)]!, input, onResult);
     };
