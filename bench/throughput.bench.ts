@@ -46,6 +46,8 @@ interface RelayFigures {
   peakRssBytes: number;
   /** Events the watching subscriber received in the window. */
   watched: number;
+  /** Executions per batch posted to a worker, in the window. */
+  perBatch: number;
 }
 
 /** `pairs` relay pairs on a server with `workers` executor workers (0: one per core). */
@@ -71,6 +73,7 @@ async function relay(pairs: number, workers: number): Promise<RelayFigures> {
     let peakRssBytes = process.memoryUsage().rss;
     const sampler = setInterval(() => (peakRssBytes = Math.max(peakRssBytes, process.memoryUsage().rss)), 100);
     const watchedBefore = watched;
+    const poolBefore = host.pool.stats();
     const before = received();
     const cpuBefore = processCpuMicros();
     const mainBefore = threadCpuMicros();
@@ -80,6 +83,7 @@ async function relay(pairs: number, workers: number): Promise<RelayFigures> {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     const mainAfter = threadCpuMicros();
     const cpu = processCpuMicros() - cpuBefore;
+    const poolAfter = host.pool.stats();
     clearInterval(sampler);
     watched -= watchedBefore;
     sink.close();
@@ -89,6 +93,7 @@ async function relay(pairs: number, workers: number): Promise<RelayFigures> {
       mainCpuPerMessage: mainBefore === undefined || mainAfter === undefined ? undefined : (mainAfter - mainBefore) / messages,
       peakRssBytes,
       watched,
+      perBatch: (poolAfter.executions - poolBefore.executions) / (poolAfter.batches - poolBefore.batches),
     };
   } finally {
     await b.stop();
@@ -166,6 +171,7 @@ async function relayRows(): Promise<Row[]> {
     },
     { name: '  msg/s per core (messages over the CPU seconds of all threads)', unit: 'msg/s', median: 1e6 / figures.cpuPerMessage, baseline: { name: `wall rate over ${cores} cores`, median: figures.rate / cores } },
     ...(figures.mainCpuPerMessage === undefined ? [] : [{ name: '  main-thread CPU per message', unit: 'µs', median: figures.mainCpuPerMessage, baseline: { name: 'all threads', median: figures.cpuPerMessage } }]),
+    { name: '  executions per batch posted to a worker', unit: 'calls', median: figures.perBatch },
     { name: '  events the watching subscriber received', unit: 'events', median: figures.watched },
     { name: '  peak RSS during the run', unit: 'MiB', median: figures.peakRssBytes / 2 ** 20 },
   ];
