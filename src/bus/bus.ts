@@ -76,8 +76,6 @@ export interface MessageBus {
   publish(event: BusEvent): void;
   /** `publish` of a message event, made only when a subscription may match it. */
   publishMessage(direction: MessageDirection, message: Message): void;
-  /** Whether a subscription may match a message between these agents (see the module comment). */
-  watches(message: Message): boolean;
   /**
    * Calls `listener` for every message event, before the subscribers, until
    * the returned function is called. For the server's own bookkeeping: a tap
@@ -123,6 +121,7 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
   let everyAgent = 0;
   const watched = new Map<string, number>();
 
+  /** Whether a subscription may match a message between these agents. */
   function watches(message: Message): boolean {
     return everyAgent > 0 || (watched.size > 0 && (watched.has(message.sender) || watched.has(message.receiver)));
   }
@@ -183,7 +182,6 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
   return {
     publish,
     publishMessage,
-    watches,
     tap(listener) {
       taps.add(listener);
       return () => void taps.delete(listener);
