@@ -28,13 +28,13 @@ const ctx: CallContext = { principal: 'bench', trace_id: 'bench' };
 const built = await ensureExamplesBuilt();
 const wasm = (name: string) => new Uint8Array(readFileSync(built.get(name)!));
 
-interface Bench {
+export interface Bench {
   server: Server;
   service: AgentService;
   stop(): Promise<void>;
 }
 
-async function benchServer(overrides: Record<string, string | number> = {}): Promise<Bench> {
+export async function benchServer(overrides: Record<string, string | number> = {}): Promise<Bench> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   const argv = Object.entries({ 'storage.data_dir': dir, ...overrides }).map(([k, v]) => `--${k}=${v}`);
   const config = loadConfig({ argv, env: {}, cwd: dir });
@@ -49,7 +49,7 @@ async function benchServer(overrides: Record<string, string | number> = {}): Pro
   };
 }
 
-const deployOne = (service: AgentService, module: Uint8Array, name: string) =>
+export const deployOne = (service: AgentService, module: Uint8Array, name: string) =>
   service.deploy({ name, wasm_module: module, capabilities: [], resources: { memory_limit: 0, cpu_shares: 0 } }, ctx).then((r) => r.agent_id);
 
 /** Resolves once `done()` holds, checking every millisecond. */
@@ -68,7 +68,7 @@ const microsSince = (start: bigint) => Number(process.hrtime.bigint() - start) /
  * clock ticks of 10 ms: enough over seconds. Unlike wall time it does not grow when
  * other processes take the cores, so it tells the cost of a message on a busy machine.
  */
-function threadCpuMicros(): number | undefined {
+export function threadCpuMicros(): number | undefined {
   try {
     const stat = readFileSync('/proc/thread-self/stat', 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
@@ -78,7 +78,7 @@ function threadCpuMicros(): number | undefined {
   }
 }
 
-const processCpuMicros = () => {
+export const processCpuMicros = () => {
   const { user, system } = process.cpuUsage();
   return user + system;
 };

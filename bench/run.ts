@@ -25,9 +25,10 @@ import { OBSERVABILITY_BENCHMARKS } from './observability.bench.js';
 import { SANDBOX_BENCHMARKS } from './sandbox.bench.js';
 import { SECURITY_BENCHMARKS } from './security.bench.js';
 import { STORE_BENCHMARKS } from './store.bench.js';
+import { THROUGHPUT_BENCHMARKS } from './throughput.bench.js';
 
 const wanted = new Set(process.argv.slice(2));
-const ALL = [...SANDBOX_BENCHMARKS, ...STORE_BENCHMARKS, ...BUS_BENCHMARKS, ...AGENT_BENCHMARKS, ...GRPC_BENCHMARKS, ...HTTP_BENCHMARKS, ...OBSERVABILITY_BENCHMARKS, ...SECURITY_BENCHMARKS, ...MACHINE_BENCHMARKS, ...CLUSTER_BENCHMARKS, ...CLUSTER_ROUTING_BENCHMARKS];
+const ALL = [...SANDBOX_BENCHMARKS, ...STORE_BENCHMARKS, ...BUS_BENCHMARKS, ...AGENT_BENCHMARKS, ...GRPC_BENCHMARKS, ...HTTP_BENCHMARKS, ...OBSERVABILITY_BENCHMARKS, ...SECURITY_BENCHMARKS, ...MACHINE_BENCHMARKS, ...CLUSTER_BENCHMARKS, ...CLUSTER_ROUTING_BENCHMARKS, ...THROUGHPUT_BENCHMARKS];
 const unknown = [...wanted].filter((name) => !ALL.some(([known]) => known === name));
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${ALL.map(([name]) => name).join(', ')}`);

@@ -208,11 +208,11 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           maxAgents: runtime.max_agents,
           bytesPerAgent: runtime.message_history_bytes,
         });
-        const following = history.follow(bus.subscribe());
+        const untap = bus.tap(history.recorder);
         parts.bus = bus;
         parts.history = history;
         return serviceHandle(() => {
-          following.unsubscribe();
+          untap();
           bus.close();
         });
       },

@@ -83,8 +83,8 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   let restarts = 0;
   const tally = createMetricTally(metrics);
   // `svc_messages_sent_total` counts what the bus accepted, whoever sent it.
-  const counting = bus.subscribe().subscribe((event) => {
-    if (event.kind === 'message' && event.direction === 'sent') tally.sent(event.message.message_type);
+  const untapCounting = bus.tap((direction, message) => {
+    if (direction === 'sent') tally.sent(message.message_type);
   });
 
   const supervisor = createSupervisor({
@@ -297,7 +297,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   }
 
   function cleanUp(): void {
-    counting.unsubscribe();
+    untapCounting();
     tally.flush();
     restartCounts.flush();
     agentLog.flush();

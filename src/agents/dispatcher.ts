@@ -157,7 +157,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     inFlight += 1;
     counters.messagesDelivered += 1;
     if (agent.vtime > vnow) vnow = agent.vtime;
-    bus.publish({ kind: 'message', direction: 'delivered', message });
+    bus.publishMessage('delivered', message);
     // One callback per agent, made at its first dispatch, rather than a closure per message. It runs outside any
     // trace: the context active now is that of whatever made the agent ready, and would pass on from result to
     // dispatch to result; each step that belongs to a trace names it (message-trace.ts).

@@ -36,7 +36,8 @@ export function waitForReply(bus: MessageBus, clock: Clock, request: Message, ti
       }),
     );
   }, timeoutMs);
-  const subscription = bus.subscribe().subscribe((event) => {
+  // Filtered on the client: a subscription to every agent would have every message published for it.
+  const subscription = bus.subscribe({ agent_id: request.sender }).subscribe((event) => {
     if (event.kind !== 'message' || event.direction === 'sent') return;
     const { message } = event;
     if (message.receiver !== request.sender || message.in_reply_to !== expected || message.conversation_id !== request.conversation_id) return;

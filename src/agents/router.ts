@@ -84,8 +84,8 @@ export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes, remote?
   return {
     route(message, published = false) {
       if (message.receiver.startsWith(CLIENT_PREFIX)) {
-        if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
-        bus.publish({ kind: 'message', direction: 'delivered', message });
+        if (!published) bus.publishMessage('sent', message);
+        bus.publishMessage('delivered', message);
         // A client that sent through another node reads its replies there.
         void remote?.forward(message);
         return ACCEPTED;
@@ -94,7 +94,7 @@ export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes, remote?
       if (refusal === undefined) {
         const forwarded = remote?.forward(message);
         if (forwarded === undefined) return UNKNOWN;
-        if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
+        if (!published) bus.publishMessage('sent', message);
         watchForward(message, forwarded, refused);
         return { ok: true, forwarded };
       }
@@ -102,7 +102,7 @@ export function createLocalRouter(bus: MessageBus, mailboxes: Mailboxes, remote?
       const id = mailboxes.addressed(message.receiver);
       if (id !== message.receiver) message.receiver = id;
       // Published before it is queued: queuing may dispatch at once, and `sent` comes before `delivered`.
-      if (!published) bus.publish({ kind: 'message', direction: 'sent', message });
+      if (!published) bus.publishMessage('sent', message);
       mailboxes.enqueue(message);
       return ACCEPTED;
     },

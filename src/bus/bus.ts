@@ -15,10 +15,19 @@
  *
  * The per-event path allocates nothing beyond the event the publisher made:
  * filters are closures compiled once per subscription.
+ *
+ * **Publication only where it is watched.** The bus knows which agents
+ * subscriptions filter on and how many take every agent. A message neither
+ * of whose agents is watched, while no subscription takes every agent,
+ * reaches no subscriber, so it skips the fan-out (and `publishMessage` makes
+ * no event object for it): on a busy server most messages are watched by
+ * nobody. The server's own bookkeeping (history, counters) sees every
+ * message all the same, through `tap`: synchronous listeners that are not
+ * subscriptions.
  */
 import { Observable, Subject } from 'rxjs';
 import { createBoundedSink, type BoundedSink, type SinkWrite } from './bounded-sink.js';
-import type { BusEvent, MessageEvent } from './events.js';
+import type { BusEvent, MessageDirection } from './events.js';
 import { compileFilter, type BusFilter } from './filter.js';
 import { createIdGenerator } from './message-id.js';
 import { messageBytes } from './message-size.js';
@@ -60,8 +69,19 @@ export interface MessageBusStats {
   failureReplies: number;
 }
 
+/** Sees every message published, watched or not (`MessageBus.tap`). */
+export type MessageTap = (direction: MessageDirection, message: Message) => void;
+
 export interface MessageBus {
   publish(event: BusEvent): void;
+  /** `publish` of a message event, made only when a subscription may match it. */
+  publishMessage(direction: MessageDirection, message: Message): void;
+  /**
+   * Calls `listener` for every message event, before the subscribers, until
+   * the returned function is called. For the server's own bookkeeping: a tap
+   * is no subscription (not counted, never dropped, never completed).
+   */
+  tap(listener: MessageTap): () => void;
   /** Synchronous push of the events `filter` matches; completes when the bus closes. */
   subscribe(filter?: BusFilter): Observable<BusEvent>;
   /** Writes the events `filter` matches through `write`, bounded; see the module comment. */
@@ -96,18 +116,55 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
   const failures = Object.fromEntries(FAILURE_REASONS.map((r) => [r, 0])) as Record<FailureReason, number>;
   let closed = false;
 
+  const taps = new Set<MessageTap>();
+  /** Subscriptions that take messages of every agent (no `agent_id`), and those per agent they filter on. */
+  let everyAgent = 0;
+  const watched = new Map<string, number>();
+
+  /** Whether a subscription may match a message between these agents. */
+  function watches(message: Message): boolean {
+    return everyAgent > 0 || (watched.size > 0 && (watched.has(message.sender) || watched.has(message.receiver)));
+  }
+
+  /** Counts and taps a message; true when it is to be fanned out. */
+  function takeMessage(direction: MessageDirection, message: Message): boolean {
+    counters.published++;
+    counters.messages++;
+    for (const listener of taps) listener(direction, message);
+    return watches(message);
+  }
+
   function publish(event: BusEvent): void {
     if (closed) return;
-    counters.published++;
-    if (event.kind === 'message') counters.messages++;
-    else counters.lifecycle++;
+    if (event.kind === 'message') {
+      if (!takeMessage(event.direction, event.message)) return;
+    } else {
+      counters.published++;
+      counters.lifecycle++;
+    }
     subject.next(event);
+  }
+
+  function publishMessage(direction: MessageDirection, message: Message): void {
+    if (closed || !takeMessage(direction, message)) return;
+    subject.next({ kind: 'message', direction, message });
+  }
+
+  function watch(agent: string | undefined, by: 1 | -1): void {
+    if (agent === undefined || agent === '') {
+      everyAgent += by;
+      return;
+    }
+    const count = (watched.get(agent) ?? 0) + by;
+    if (count > 0) watched.set(agent, count);
+    else watched.delete(agent);
   }
 
   function subscribe(filter: BusFilter = {}): Observable<BusEvent> {
     const matches = compileFilter(filter);
     return new Observable<BusEvent>((subscriber) => {
       counters.subscribers++;
+      watch(filter.agent_id, 1);
       const inner = subject.subscribe({
         next: (event) => {
           if (matches(event)) subscriber.next(event);
@@ -116,6 +173,7 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
       });
       return () => {
         counters.subscribers--;
+        watch(filter.agent_id, -1);
         inner.unsubscribe();
       };
     });
@@ -123,6 +181,11 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
 
   return {
     publish,
+    publishMessage,
+    tap(listener) {
+      taps.add(listener);
+      return () => void taps.delete(listener);
+    },
     subscribe,
     connect(filter, write, connectOptions = {}) {
       return createBoundedSink(subscribe(filter), write, {
@@ -139,8 +202,7 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
       if (!canReportFailure(original)) return undefined;
       const reply = failureMessage(original, reason, detail === undefined ? completeOptions : { ...completeOptions, detail });
       counters.failureReplies++;
-      const event: MessageEvent = { kind: 'message', direction: 'platform', message: reply };
-      publish(event);
+      publishMessage('platform', reply);
       return reply;
     },
     stats: () => ({ ...counters, failures: { ...failures } }),

@@ -7,6 +7,7 @@
  * to a mistyped receiver or from a client costs nothing here.
  */
 import type { Observable, Subscription } from 'rxjs';
+import type { MessageTap } from './bus.js';
 import type { BusEvent } from './events.js';
 import type { Message } from './message.js';
 import { messageBytes } from './message-size.js';
@@ -46,6 +47,8 @@ export interface MessageHistory {
    * events, not `delivered` (the same message again). Returns the subscription.
    */
   follow(events: Observable<BusEvent>): Subscription;
+  /** The same choice as a bus tap (`MessageBus.tap`), which sees messages no subscription watches too. */
+  readonly recorder: MessageTap;
   stats(): MessageHistoryStats;
 }
 
@@ -98,6 +101,10 @@ export function createMessageHistory(options: MessageHistoryOptions = {}): Messa
     if (message.receiver !== message.sender) append(message.receiver, message);
   }
 
+  const recorder: MessageTap = (direction, message) => {
+    if (direction !== 'delivered') record(message);
+  };
+
   return {
     track(agentId) {
       if (rings.has(agentId)) return;
@@ -117,9 +124,10 @@ export function createMessageHistory(options: MessageHistoryOptions = {}): Messa
     },
     follow(events) {
       return events.subscribe((event) => {
-        if (event.kind === 'message' && event.direction !== 'delivered') record(event.message);
+        if (event.kind === 'message') recorder(event.direction, event.message);
       });
     },
+    recorder,
     stats: () => ({ agents: rings.size, messages, bytes, evictedAgents }),
   };
 }

@@ -167,3 +167,43 @@ test('a subscriber that throws does not stop the publisher or the other subscrib
     config.onUnhandledError = previous;
   }
 });
+
+test('a message no subscription watches is counted and tapped, not fanned out; watching an agent or every agent brings its messages back', () => {
+  const bus = createMessageBus();
+  const tapped: Array<[string, string]> = [];
+  const untap = bus.tap((direction, message) => tapped.push([direction, message.receiver]));
+  const watchingA: BusEvent[] = [];
+  const subscription = bus.subscribe({ agent_id: 'a' }).subscribe((e) => watchingA.push(e));
+  const toA = sent('x', 'a');
+  const toB = sent('x', 'b');
+  assert.ok(toA.kind === 'message' && toB.kind === 'message');
+  bus.publish(toA);
+  bus.publishMessage('delivered', toB.message);
+  assert.deepEqual(watchingA, [toA]);
+  assert.deepEqual(tapped, [['sent', 'a'], ['delivered', 'b']]);
+  assert.equal(bus.stats().messages, 2, 'the unwatched message is counted all the same');
+
+  const everything: BusEvent[] = [];
+  const all = bus.subscribe({ message_types: ['inform'] }).subscribe((e) => everything.push(e));
+  bus.publishMessage('delivered', toB.message);
+  assert.deepEqual(everything, [{ kind: 'message', direction: 'delivered', message: toB.message }], 'a subscription by type alone takes every agent');
+  assert.equal(watchingA.length, 1);
+  all.unsubscribe();
+  subscription.unsubscribe();
+  untap();
+  bus.publish(toA);
+  assert.equal(tapped.length, 3, 'an untapped listener hears nothing more');
+  assert.equal(bus.stats().messages, 4);
+});
+
+test('a platform failure is tapped and reaches the subscriptions watching its receiver', () => {
+  const bus = createMessageBus();
+  const tapped: string[] = [];
+  bus.tap((direction) => tapped.push(direction));
+  const watching: BusEvent[] = [];
+  bus.subscribe({ agent_id: 'a' }).subscribe((e) => watching.push(e));
+  const original = completeMessage({ sender: 'a', receiver: 'ghost', message_type: 'request' }, { newId });
+  const failure = bus.reportFailure(original, 'unknown_receiver');
+  assert.deepEqual(tapped, ['platform']);
+  assert.deepEqual(watching, [{ kind: 'message', direction: 'platform', message: failure }]);
+});

@@ -89,3 +89,15 @@ test('each ring keeps at most bytesPerAgent bytes: the oldest go first, and a la
   history.forget('a');
   assert.equal(history.stats().bytes, 0);
 });
+
+test('as a bus tap, the recorder keeps messages no subscription watches, once each', () => {
+  const bus = createMessageBus();
+  const history = createMessageHistory();
+  history.track('a');
+  bus.tap(history.recorder);
+  const m = msg('client:x', 'a');
+  bus.publishMessage('sent', m);
+  bus.publishMessage('delivered', m);
+  assert.equal(bus.stats().subscribers, 0);
+  assert.deepEqual(history.recent('a'), [m]);
+});

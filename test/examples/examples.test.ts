@@ -21,7 +21,7 @@ import { validateModule } from '../../src/sandbox/validate.js';
 import { createFdTable, createWasiShim } from '../../src/sandbox/wasi.js';
 import { wat } from '../helpers/wat.js';
 
-const EXAMPLES = ['counter', 'crasher', 'echo', 'ping', 'pong', 'tracer'] as const;
+const EXAMPLES = ['counter', 'crasher', 'echo', 'ping', 'pong', 'relay', 'tracer'] as const;
 type Example = (typeof EXAMPLES)[number];
 
 const WASI_SIGNATURES: Readonly<Record<string, string>> = {
@@ -275,6 +275,12 @@ describe('SDK and agents under the WASI shim', () => {
     const other = pong.deliver(incoming('ping', { message_type: 'inform', sender: 'x' }));
     assert.deepEqual(other.stdout, []);
     assert.deepEqual(other.stderr, ['pong: ignored inform from x']);
+  });
+
+  test('relay starts on the agent its start message names and answers everything else with the same content', () => {
+    const relay = startAgent('relay');
+    assert.deepEqual(replies(relay.deliver(incoming('relay:agent-b'))), [{ receiver: 'agent-b', message_type: 'inform', content: 'relay' }]);
+    assert.deepEqual(replies(relay.deliver(incoming('relay', { sender: 'agent-b', message_type: 'inform' }))), [{ message_type: 'inform', content: 'relay' }]);
   });
 
   test('ping plays the number of rounds in its start message against pong', () => {
