@@ -22,6 +22,7 @@ import { startServer, type Server } from '../src/server.js';
 import { createStore } from '../src/store/store.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { cpuQuota } from './agents-fairness.bench.js';
+import { runaways } from './agents-runaway.bench.js';
 import { renderTable, summarise, type Row } from './harness.js';
 
 const ctx: CallContext = { principal: 'bench', trace_id: 'bench' };
@@ -344,6 +345,7 @@ export const AGENT_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> = [
   ['restart', () => restartLatency()],
   ['agents-10k', () => tenThousandAgents()],
   ['cpu-quota', () => cpuQuota()],
+  ['runaways', () => runaways()],
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

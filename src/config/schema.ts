@@ -26,6 +26,8 @@ export const CONFIG_SCHEMA = {
     max_agents: int(10_000, 'Agents one instance hosts; deploys past it fail with RESOURCE_EXHAUSTED.', 1),
     max_concurrent_executions: int(1_000, 'Executions queued or running across the executor pool at once.', 1),
     executor_workers: int(0, 'Worker threads hosting agent instances; 0 means one per core.', 0, 256),
+    isolated_workers: int(1, 'Worker threads of the isolated lane, which hosts runaway agents (fuel or execution_slice used up, a timeout overrun) apart from the others; 0 keeps them on the shared workers and turns execution_slice off.', 0, 64),
+    execution_slice: duration('50ms', 'Time one execution may take on the shared workers, as fuel at the slowest measured rate (1.5 million units a millisecond, so optimized code gets through it in about a third of that); an agent past it is cut, restarted on the isolated lane and given its whole fuel_per_execution there. 0 gives the shared workers the whole fuel.'),
     wasm_memory_limit: size('4GiB', 'Linear memory of all agents together; instantiation and memory.grow past it fail.'),
     wasm_stack_limit: size('1MiB', 'Native stack of each executor worker, which bounds agent recursion depth.'),
     max_stack_size: size('8MiB', 'Upper bound accepted for wasm_stack_limit.'),
