@@ -125,6 +125,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   /** Set while the agent waits out its CPU quota. */
   throttle: TimerHandle | undefined = undefined;
   throttledCount = 0;
+  /** Time held back by the CPU quota with messages waiting, ms (`throttled_seconds`). */
+  throttledMs = 0;
   /** `clock.now()` of the last dispatch or result, for the idle timer. */
   lastActiveAt: number;
 
