@@ -2,8 +2,8 @@
  * Runaway isolation (issue 41): an echo's request → reply round trip while 20
  * spinning agents are fed on 2 shared workers, beside the same run without
  * spinners; and how long a deploy takes meanwhile. Measured from the
- * spinners' first messages on, so the burst while they are still on the
- * shared lane (one slice each) is in the figures.
+ * spinners' first messages on, so the time they are still on the shared
+ * lane (one slice each) is in the figures.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,12 +39,19 @@ async function echoUnder(spinners: number, seconds: number): Promise<Run> {
       (await service.deploy({ name, wasm_module: module, capabilities: [], resources: { memory_limit: 0, cpu_shares: 0 } }, ctx)).agent_id;
     const echoModule = new Uint8Array(readFileSync((await ensureExamplesBuilt()).get('echo')!));
     const echo = await deploy(echoModule, 'echo');
-    const spin = await watFixture('valid/spin.wat');
-    const spinning = await Promise.all(Array.from({ length: spinners }, (_, i) => deploy(spin, `spinner-${i}`)));
+    const ask = async (): Promise<void> => {
+      const { message_id } = await service.send({ receiver: echo, message_type: 'request', content: 'ping' }, ctx);
+      await new Promise<void>((resolve) => replies.set(message_id, resolve));
+      replies.delete(message_id);
+    };
     const replies = new Map<string, () => void>();
     server.host()!.bus.subscribe().subscribe((event: BusEvent) => {
       if (event.kind === 'message' && event.message.in_reply_to !== undefined) replies.get(event.message.in_reply_to)?.();
     });
+    // The echo has been answering before the spinners come (so it is past its probation).
+    await ask();
+    const spin = await watFixture('valid/spin.wat');
+    const spinning = await Promise.all(Array.from({ length: spinners }, (_, i) => deploy(spin, `spinner-${i}`)));
     const feeder = (async () => {
       while (feeding && spinning.length > 0) {
         await Promise.all(spinning.map((receiver) => service.send({ receiver, message_type: 'request', content: 'spin' }, ctx).catch(() => undefined)));
@@ -55,9 +62,7 @@ async function echoUnder(spinners: number, seconds: number): Promise<Run> {
     const from = performance.now();
     while (performance.now() - from < seconds * 1000) {
       const asked = performance.now();
-      const { message_id } = await service.send({ receiver: echo, message_type: 'request', content: 'ping' }, ctx);
-      await new Promise<void>((resolve) => replies.set(message_id, resolve));
-      replies.delete(message_id);
+      await ask();
       latencies.push(performance.now() - asked);
       await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
     }
@@ -89,7 +94,7 @@ export async function runaways(seconds = 10): Promise<Row[]> {
       target: 'p99 < 100 ms',
       ok: busy.p99 < 100,
     },
-    { name: '  worst round trip (the spinners\' first slices)', unit: 'ms', median: worst },
+    { name: '  worst round trip', unit: 'ms', median: worst },
     { name: '  no spinners: p99', unit: 'ms', median: quiet.p99 },
     { name: '  deploy of an echo beside the spinners', unit: 'ms', median: loud.deployMs, target: '< agent_startup_timeout (10 s)', ok: loud.deployMs < 10_000 },
   ];

@@ -1,29 +1,27 @@
 /**
  * The executor pool: agent instances live in worker threads, never on the
- * main thread (DESIGN.md sections 1 and 6). Its types are in types.ts; its
- * parts each have a file: placement.ts (which worker), worker-batches.ts
- * (per-worker batching), module-cache.ts (which worker holds which module),
- * memory-ledger.ts (memory reservations and growth grants), executor-threads.ts
- * (threads and warm spares), lanes.ts (runaway agents apart from the others)
- * and watchdog.ts. This file composes them and handles the loss of a worker.
+ * main thread (DESIGN.md sections 1 and 6). Types in types.ts; parts:
+ * placement.ts, worker-batches.ts, module-cache.ts, memory-ledger.ts,
+ * executor-threads.ts (threads, warm spares), lanes.ts and probation.ts
+ * (runaways apart), watchdog.ts. This file composes them and handles the
+ * loss of a worker.
  *
  * API
  * - `instantiate(admitted, { label, memoryLimitBytes, snapshot?, onLost? })`
- *   places an instance on the worker of its lane with the fewest, instantiates it there
- *   and runs its start functions (`__svc_start`, then `_initialize`/`_start`)
- *   with `startupFuel` under `startupTimeoutMs`; given a snapshot it restores
- *   memory and globals instead. Resolves `{ instance, memoryBytes, workerId,
- *   log }`; rejects with an `SvcError` whose `metadata.reason` is an
- *   `ExecutionFailure` (codes in pool-failures.ts), or RESOURCE_EXHAUSTED
- *   when the memory does not fit. When it fits only once the growth granted to
- *   batches in flight is settled, it waits for that (milliseconds).
+ *   places an instance on the worker of its lane with the fewest, runs its
+ *   start functions (`__svc_start`, then `_initialize`/`_start`) with
+ *   `startupFuel` under `startupTimeoutMs`, or restores a snapshot's memory
+ *   and globals. Resolves `{ instance, memoryBytes, workerId, log }`; rejects
+ *   with an `SvcError` whose `metadata.reason` is an `ExecutionFailure`
+ *   (codes in pool-failures.ts), or RESOURCE_EXHAUSTED when the memory does
+ *   not fit; when it fits once the growth granted to batches in flight is
+ *   settled, it waits for that (milliseconds).
  * - `execute(instance, input, onResult)` runs `handle` once with `input` on
  *   fd 0. `onResult` is the one channel: a refusal (`overloaded` past
  *   `maxPendingExecutions`, `closed`, `not_instantiated`) is a result too.
  *   After any other failure the instance is gone (its state may be
  *   half-updated); its owner instantiates it again.
- * - `snapshot(instance)`, `release(instance)`, `memoryBytes(instance)`,
- *   `totalMemoryBytes()`, `stats()`, `close()`, and `on('workerLost', listener)`.
+ * - `snapshot`, `release`, `memoryBytes`, `totalMemoryBytes`, `stats`, `close`, `on('workerLost')`.
  *
  * Concurrency: a worker runs one call at a time, so at most `workers` run at
  * once; `maxPendingExecutions` bounds those queued or running.
@@ -43,6 +41,7 @@ import { createLanes } from './lanes.js';
 import { createMemoryLedger } from './memory-ledger.js';
 import { INSTANTIATE_ERRORS, LOSS_MESSAGES, emptyResult, type Loss } from './pool-failures.js';
 import { createModuleCache } from './module-cache.js';
+import { createProbation } from './probation.js';
 import type { Lane, WorkerSlot } from './placement.js';
 import { PooledInstance, pooled } from './pool-instance.js';
 import type { AdmittedModule, ExecutionFailure, ExecutionResult, ExecutorPool, ExecutorPoolOptions, InstanceHandle, InstanceSnapshot, Placement, WorkerLostEvent } from './types.js';
@@ -105,6 +104,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   // No warm spare: a lost isolated worker makes runaways wait for a new thread, not the others.
   const isolatedThreads = laneThreads(options.fuelPerExecution, 0);
   const threadsOf = (slot: WorkerSlot): ThreadSet => (slot.lane === 'shared' ? sharedThreads : isolatedThreads);
+  const probation = sliced ? createProbation() : undefined;
 
   // Settled once every worker place has a thread that started, or is broken (its thread died before starting).
   let markStarted: () => void = () => undefined;
@@ -143,13 +143,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     watchdog.start();
   }
 
-  function idleWatchdog(): void {
-    if (slots.every((slot) => slot.batches.inFlight() === 0)) watchdog.stop();
-  }
+  const idleWatchdog = (): void => void (slots.every((slot) => slot.batches.inFlight() === 0) && watchdog.stop());
 
-  function count(failure: ExecutionFailure): void {
-    failures[failure] = (failures[failure] ?? 0) + 1;
-  }
+  const count = (failure: ExecutionFailure): void => void (failures[failure] = (failures[failure] ?? 0) + 1);
 
   function enqueue(slot: WorkerSlot, call: Call): void {
     if (closed || slot.broken) lose(call, 'worker_lost');
@@ -186,6 +182,8 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   }
 
   function executed(call: ExecuteCall, result: ExecutionResult): void {
+    const next = probation?.answered(call, result.ok);
+    if (next !== undefined) enqueue(slots[next.owner.workerId]!, next);
     pendingExecutions -= 1;
     counters.executions += 1;
     if (result.ok) {
@@ -242,6 +240,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     const overran = overranCall?.owner;
     const hosted = [...slot.instances];
     const { calls, grants } = slot.batches.drain();
+    calls.push(...(probation?.drain(slot.id) ?? []));
     idleWatchdog();
     watchdog.unwatch(slot.id);
     threadsOf(slot).retire(slot.thread);
@@ -334,7 +333,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       if (!instance.live) return refuseLater(onResult, 'not_instantiated', `instance of ${instance.label} is gone`);
       if (pendingExecutions >= maxPending) return refuseLater(onResult, 'overloaded', 'too many executions pending');
       pendingExecutions += 1;
-      slots[instance.workerId]!.batches.enqueue({ op: 'execute', agent: instance.index, input, owner: instance, onResult });
+      const slot = slots[instance.workerId]!;
+      const call: ExecuteCall = { op: 'execute', agent: instance.index, input, owner: instance, onResult };
+      if (probation === undefined || slot.lane !== 'shared' || probation.admit(call)) slot.batches.enqueue(call);
     },
 
     snapshot(handle) {
@@ -390,7 +391,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       const unplaced = [...waiting];
       waiting.clear();
       for (const request of unplaced) request.reject(new SvcError('UNAVAILABLE', 'executor pool is closed', { agent_id: request.label }));
-      const calls = slots.flatMap((slot) => slot.batches.drain().calls);
+      const calls = slots.flatMap((slot) => [...slot.batches.drain().calls, ...(probation?.drain(slot.id) ?? [])]);
       for (const call of calls) lose(call, 'worker_lost');
       await Promise.all([sharedThreads.close(), isolatedThreads.close()]);
     },

@@ -56,3 +56,20 @@ test('without isolated workers there is no slice: a spinner gets its whole fuel 
     await p.close();
   }
 });
+
+test('probation: a shared worker runs one unproven execution at a time, so a proven agent waits for one slice, not for every new spinner', async () => {
+  const p = pool({ workers: 1, isolatedWorkers: 1, fuelPerExecution: FUEL, sliceFuel: SLICE });
+  try {
+    const echo = await place(p, 'echo', await handAdmitted('agents/echo.wat'));
+    ok(await run(p, echo, new TextEncoder().encode('{}')));
+    const spin = await admitted('valid/spin.wat');
+    const spinners = await Promise.all(['s1', 's2', 's3'].map((label) => place(p, label, spin)));
+    const order: string[] = [];
+    const runs = spinners.map((s) => run(p, s).then((r) => order.push(`${s.label}:${failureOf(r)}`)));
+    runs.push(run(p, echo, new TextEncoder().encode('{}')).then((r) => order.push(`echo:${failureOf(r)}`)));
+    await Promise.all(runs);
+    assert.deepEqual(order, ['s1:fuel_exhausted', 'echo:null', 's2:fuel_exhausted', 's3:fuel_exhausted']);
+  } finally {
+    await p.close();
+  }
+});
