@@ -135,7 +135,7 @@ async function rawPingPong(pairs: number, rounds: number): Promise<number> {
   const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(wasm('pong'));
   const pool = createExecutorPool({
     workers: 0,
-    wasmMemoryLimitBytes: config.runtime.wasm_memory_limit,
+    wasmMemoryLimitBytes: config.runtime.wasm_memory_total,
     fuelPerExecution: BigInt(config.runtime.fuel_per_execution),
     executionTimeoutMs: 30_000,
     startupTimeoutMs: 10_000,
@@ -212,7 +212,7 @@ async function rawRoundTrip(rate: number, seconds: number, agents: number): Prom
   const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(wasm('echo'));
   const pool = createExecutorPool({
     workers: 0,
-    wasmMemoryLimitBytes: config.runtime.wasm_memory_limit,
+    wasmMemoryLimitBytes: config.runtime.wasm_memory_total,
     fuelPerExecution: BigInt(config.runtime.fuel_per_execution),
     executionTimeoutMs: 30_000,
     startupTimeoutMs: 10_000,

@@ -43,7 +43,7 @@ export function poolOptionsFrom(runtime: Config['runtime']): Pick<ExecutorPoolOp
   return {
     isolatedWorkers: runtime.isolated_workers,
     ...(sliceFuel === undefined ? {} : { sliceFuel }),
-    wasmMemoryLimitBytes: runtime.wasm_memory_limit,
+    wasmMemoryLimitBytes: runtime.wasm_memory_total,
     fuelPerExecution: BigInt(runtime.fuel_per_execution),
     executionTimeoutMs: runtime.execution_timeout,
     startupTimeoutMs: runtime.agent_startup_timeout,

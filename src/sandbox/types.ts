@@ -131,7 +131,7 @@ export interface ExecutorPoolOptions {
   isolatedWorkers?: number;
   /** Fuel of one execution on the shared lane (`execution_slice`); only with isolated workers. */
   sliceFuel?: bigint;
-  /** Linear memory of all instances together (`wasm_memory_limit`). */
+  /** Linear memory of all instances together (`wasm_memory_total`). */
   wasmMemoryLimitBytes: number;
   /** Fuel of one execution (`fuel_per_execution`). */
   fuelPerExecution: bigint;

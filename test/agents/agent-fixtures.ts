@@ -67,7 +67,7 @@ export function testConfig(dataDir: string, overrides: Record<string, string | n
   const settings: Record<string, string | number> = {
     'storage.data_dir': dataDir,
     'runtime.executor_workers': 2,
-    'runtime.wasm_memory_limit': '512MiB',
+    'runtime.wasm_memory_total': '512MiB',
     'runtime.fuel_per_execution': 2_000_000_000,
     'runtime.execution_timeout': '10s',
     'runtime.agent_startup_timeout': '10s',
