@@ -67,6 +67,12 @@ export const METRICS = {
     buckets: REQUEST_BUCKETS,
   },
   messageQueueSize: { name: 'svc_message_queue_size', type: 'gauge', help: 'Messages waiting in agent mailboxes.', labels: [] },
+  messageQueueBytes: {
+    name: 'svc_message_queue_bytes',
+    type: 'gauge',
+    help: 'Bytes of the messages waiting in all agent mailboxes together, as counted against runtime.max_queued_bytes.',
+    labels: [],
+  },
   messageErrors: { name: 'svc_message_errors_total', type: 'counter', help: 'Messages that could not be delivered or handled, by message type.', labels: ['message_type'] },
   // HTTP API (REST gateway and WebSocket streams)
   httpRequests: { name: 'svc_http_requests_total', type: 'counter', help: 'REST requests answered, by HTTP method and status code.', labels: ['method', 'status'] },
