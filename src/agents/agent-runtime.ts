@@ -316,6 +316,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     }
     for (const line of placement.log) agentLog.write(this.id, line);
     this.setMemory(placement.memoryBytes);
+    // From its first instance on the agent has a throttled series, 0 until its quota holds it back.
+    if (!this.disposed) this.env.metrics.agentThrottled.inc({ agent_id: this.id }, 0);
     return placement.instance;
   }
 
