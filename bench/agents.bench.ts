@@ -22,6 +22,7 @@ import { startServer, type Server } from '../src/server.js';
 import { createStore } from '../src/store/store.js';
 import { createLogger } from '../src/telemetry/logger.js';
 import { cpuQuota } from './agents-fairness.bench.js';
+import { runaways } from './agents-runaway.bench.js';
 import { renderTable, summarise, type Row } from './harness.js';
 
 const ctx: CallContext = { principal: 'bench', trace_id: 'bench' };
@@ -134,7 +135,7 @@ async function rawPingPong(pairs: number, rounds: number): Promise<number> {
   const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(wasm('pong'));
   const pool = createExecutorPool({
     workers: 0,
-    wasmMemoryLimitBytes: config.runtime.wasm_memory_limit,
+    wasmMemoryLimitBytes: config.runtime.wasm_memory_total,
     fuelPerExecution: BigInt(config.runtime.fuel_per_execution),
     executionTimeoutMs: 30_000,
     startupTimeoutMs: 10_000,
@@ -211,7 +212,7 @@ async function rawRoundTrip(rate: number, seconds: number, agents: number): Prom
   const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(wasm('echo'));
   const pool = createExecutorPool({
     workers: 0,
-    wasmMemoryLimitBytes: config.runtime.wasm_memory_limit,
+    wasmMemoryLimitBytes: config.runtime.wasm_memory_total,
     fuelPerExecution: BigInt(config.runtime.fuel_per_execution),
     executionTimeoutMs: 30_000,
     startupTimeoutMs: 10_000,
@@ -344,6 +345,7 @@ export const AGENT_BENCHMARKS: ReadonlyArray<[string, () => Promise<Row[]>]> = [
   ['restart', () => restartLatency()],
   ['agents-10k', () => tenThousandAgents()],
   ['cpu-quota', () => cpuQuota()],
+  ['runaways', () => runaways()],
 ];
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -262,6 +262,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   });
   metrics.readAtCollect('agentsActive', () => parts.host?.activeAgents());
   metrics.readAtCollect('messageQueueSize', () => parts.host?.queuedMessages());
+  metrics.readAtCollect('messageQueueBytes', () => parts.host?.queuedBytes());
   metrics.readStatesAtCollect(() => parts.host?.countStates());
 
   let starting = true;

@@ -36,7 +36,6 @@ export function onMessage(fn: Handler): void {
 }
 
 function dispatch(): void {
-  input.clear();
   const read = readAll(STDIN, input);
   bytesSinceCollect += input.len;
   if (!read) {
@@ -44,6 +43,9 @@ function dispatch(): void {
     return;
   }
   const msg = parseMessage(input.ptr, input.len);
+  // The message is copied out of the raw bytes: a large buffer is freed now, before the
+  // handler allocates its reply, which can then reuse the block.
+  input.clear();
   if (msg == null) {
     log("sdk: the incoming message is not a JSON object");
     return;

@@ -125,6 +125,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   /** Set while the agent waits out its CPU quota. */
   throttle: TimerHandle | undefined = undefined;
   throttledCount = 0;
+  /** Time held back by the CPU quota with messages waiting, ms (`throttled_seconds`). */
+  throttledMs = 0;
   /** `clock.now()` of the last dispatch or result, for the idle timer. */
   lastActiveAt: number;
 
@@ -314,6 +316,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     }
     for (const line of placement.log) agentLog.write(this.id, line);
     this.setMemory(placement.memoryBytes);
+    // From its first instance on the agent has a throttled series, 0 until its quota holds it back.
+    if (!this.disposed) this.env.metrics.agentThrottled.inc({ agent_id: this.id }, 0);
     return placement.instance;
   }
 

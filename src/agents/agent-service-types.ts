@@ -54,6 +54,8 @@ export interface Agent {
   messages_received: number;
   messages_sent: number;
   memory_bytes: number;
+  /** Time held back by cpu_quota_per_agent since this server started. */
+  throttled_seconds: number;
   /** RFC 3339. */
   created_at: string;
   updated_at: string;

@@ -33,7 +33,9 @@ import { context } from '@opentelemetry/api';
 import type { Clock } from '../../supervisors/index.js';
 import { filter as where } from 'rxjs';
 import { createBoundedSink } from '../bus/bounded-sink.js';
+import type { BusEvent } from '../bus/events.js';
 import { validateFilter } from '../bus/filter.js';
+import { lifecycleMessage } from '../bus/lifecycle-message.js';
 import type { IdGenerator } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
@@ -291,7 +293,12 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       if (id !== undefined && !exists(host, id)) {
         throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
       }
-      return host.bus.connect(id === undefined ? valid : { ...valid, agent_id: id }, write, { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes });
+      const buffer = { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes };
+      if (id === undefined) return host.bus.connect(valid, write, buffer);
+      // Streams carry messages only: the agent's lifecycle reaches its watchers as the platform's `inform`.
+      const asMessage = (event: BusEvent): BusEvent =>
+        event.kind === 'lifecycle' ? { kind: 'message', direction: 'platform', message: lifecycleMessage(event, { newId: options.newId }) } : event;
+      return host.bus.connect({ ...valid, agent_id: id }, (event) => write(asMessage(event)), buffer);
     },
 
     async logs(agentId, _ctx, limit) {

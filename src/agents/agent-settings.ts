@@ -35,7 +35,7 @@ export function agentSettingsFrom(runtime: Config['runtime']): AgentSettings {
   };
 }
 
-/** The per-agent memory maximum: `max_memory_pages` pages; what `memory_limit` 0 means. */
+/** The per-agent memory maximum: `wasm_memory_limit` or `max_memory_pages` pages, the lower, in whole pages; what `memory_limit` 0 means. */
 export function maxAgentMemoryBytes(runtime: Config['runtime']): number {
-  return runtime.max_memory_pages * WASM_PAGE_BYTES;
+  return Math.min(runtime.max_memory_pages, Math.floor(runtime.wasm_memory_limit / WASM_PAGE_BYTES)) * WASM_PAGE_BYTES;
 }

@@ -24,6 +24,7 @@ export function toAgent(record: AgentRecord, runtime: AgentRuntime | undefined):
     messages_received: runtime?.messagesReceived ?? 0,
     messages_sent: runtime?.messagesSent ?? 0,
     memory_bytes: runtime?.memoryBytes ?? 0,
+    throttled_seconds: (runtime?.throttledMs ?? 0) / 1000,
     created_at: iso(record.createdAt),
     updated_at: iso(runtime?.record.updatedAt ?? record.updatedAt),
   };

@@ -125,6 +125,9 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     if (at <= now) return true;
     counters.throttled += 1;
     agent.throttledCount += 1;
+    // Counted when the wait is decided, so GetAgent shows a throttled agent at once, not after its wait.
+    agent.throttledMs += at - now;
+    metrics.agentThrottled.inc({ agent_id: agent.id }, (at - now) / 1000);
     agent.throttle = clock.setTimeout(() => {
       agent.throttle = undefined;
       ready(agent);

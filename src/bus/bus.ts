@@ -31,7 +31,7 @@ import type { BusEvent, MessageDirection } from './events.js';
 import { compileFilter, type BusFilter } from './filter.js';
 import { createIdGenerator } from './message-id.js';
 import { messageBytes } from './message-size.js';
-import { canReportFailure, failureMessage, FAILURE_REASONS, type CompleteOptions, type FailureReason, type Message } from './message.js';
+import { canReportFailure, failureMessage, FAILURE_REASONS, PLATFORM_SENDER, type CompleteOptions, type FailureReason, type Message } from './message.js';
 
 /** Events a slow subscriber may lag by before it is dropped: about a second of a busy agent's traffic. */
 export const DEFAULT_SUBSCRIBER_BUFFER = 1024;
@@ -121,9 +121,13 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
   let everyAgent = 0;
   const watched = new Map<string, number>();
 
-  /** Whether a subscription may match a message between these agents. */
+  /** Whether a subscription may match a message between these agents, or a platform failure about one (filter.ts). */
   function watches(message: Message): boolean {
-    return everyAgent > 0 || (watched.size > 0 && (watched.has(message.sender) || watched.has(message.receiver)));
+    if (everyAgent > 0) return true;
+    if (watched.size === 0) return false;
+    if (watched.has(message.sender) || watched.has(message.receiver)) return true;
+    const about = message.sender === PLATFORM_SENDER ? message.metadata['failed_receiver'] : undefined;
+    return about !== undefined && watched.has(about);
   }
 
   /** Counts and taps a message; true when it is to be fanned out. */

@@ -6,12 +6,13 @@
 import { SvcError } from '../errors/svc-error.js';
 import { illFormed, isWellFormed, truncate } from '../text/well-formed.js';
 import type { BusEvent } from './events.js';
-import { validateId } from './message.js';
+import { PLATFORM_SENDER, validateId, type Message } from './message.js';
 import { isPerformative, type Performative } from './performatives.js';
 
 /**
- * `agent_id` matches a message whose sender OR receiver is that agent, and
- * that agent's lifecycle events. `message_types` matches a message whose
+ * `agent_id` matches a message whose sender OR receiver is that agent, the
+ * platform's failures about a message to it (`failed_receiver`), and that
+ * agent's lifecycle events. `message_types` matches a message whose
  * performative is listed, and excludes lifecycle events (they have no
  * performative). Both set: both must match. Neither (or an empty list): all.
  */
@@ -54,14 +55,14 @@ export function validateFilter(input: unknown): BusFilter {
 
 const ALL: EventPredicate = () => true;
 
+const involves = (m: Message, agent: string): boolean =>
+  m.sender === agent || m.receiver === agent || (m.sender === PLATFORM_SENDER && m.metadata['failed_receiver'] === agent);
+
 /** One specialised closure per filter shape, so the per-event cost is only the checks that apply. */
 export function compileFilter(filter: BusFilter = {}): EventPredicate {
   const agent = filter.agent_id === '' ? undefined : filter.agent_id;
   const types: ReadonlySet<string> | undefined = filter.message_types?.length ? new Set(filter.message_types) : undefined;
-  if (agent === undefined && types === undefined) return ALL;
-  if (types === undefined) {
-    return (e) => (e.kind === 'message' ? e.message.sender === agent || e.message.receiver === agent : e.agent_id === agent);
-  }
-  if (agent === undefined) return (e) => e.kind === 'message' && types.has(e.message.message_type);
-  return (e) => e.kind === 'message' && types.has(e.message.message_type) && (e.message.sender === agent || e.message.receiver === agent);
+  if (agent === undefined) return types === undefined ? ALL : (e) => e.kind === 'message' && types.has(e.message.message_type);
+  if (types === undefined) return (e) => (e.kind === 'message' ? involves(e.message, agent) : e.agent_id === agent);
+  return (e) => e.kind === 'message' && types.has(e.message.message_type) && involves(e.message, agent);
 }

@@ -334,12 +334,14 @@ export function canReportFailure(original: Message): boolean {
  * The FIPA `failure` the platform sends to the sender of `original`. Content
  * is the reason as text (`unknown receiver`, `agent failed`, `mailbox full`, `memory pressure`,
  * `execution crashed: <detail>`); metadata carries `failure_reason`,
- * `failed_message_id` and the original's trace context. It stays in the
+ * `failed_message_id`, `failed_receiver` (whom the original was for: a
+ * stream filtered by that agent carries the failure) and the original's trace
+ * context. It stays in the
  * original's conversation and protocol, `in_reply_to` its `reply_with`, else
  * its `message_id` (the same rule as an agent's reply).
  */
 export function failureMessage(original: Message, reason: FailureReason, opts: CompleteOptions & { detail?: string }): Message {
-  const metadata: Record<string, string> = { failure_reason: reason, failed_message_id: original.message_id };
+  const metadata: Record<string, string> = { failure_reason: reason, failed_message_id: original.message_id, failed_receiver: original.receiver };
   for (const key of CARRIED_METADATA) {
     const value = original.metadata[key];
     if (value !== undefined) metadata[key] = value;

@@ -82,6 +82,7 @@ const WIDE_COLUMNS: readonly AgentColumn[] = [
   ['NODE', (a) => a.node_id],
   ['MODULE', (a) => a.module_sha256.slice(0, 12)],
   ['CAPABILITIES', (a) => a.capabilities.join(',') || '-'],
+  ['THROTTLED', (a) => `${a.throttled_seconds.toFixed(1)}s`],
 ];
 const CREATED_COLUMN: AgentColumn = ['CREATED', (a) => a.created_at];
 
@@ -114,6 +115,7 @@ export function agentDetails(agent: Agent): string {
     ['messages_received', String(agent.messages_received)],
     ['messages_sent', String(agent.messages_sent)],
     ['memory_bytes', formatSize(agent.memory_bytes)],
+    ['throttled_seconds', agent.throttled_seconds.toFixed(3)],
     ['created_at', agent.created_at],
     ['updated_at', agent.updated_at],
   ]);

@@ -51,6 +51,7 @@ function toAgent(entry: RegistryEntry): Agent {
     messages_received: 0,
     messages_sent: 0,
     memory_bytes: 0,
+    throttled_seconds: 0,
     created_at: iso(entry.created_at),
     updated_at: iso(entry.created_at),
   };

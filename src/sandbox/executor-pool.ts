@@ -1,29 +1,27 @@
 /**
  * The executor pool: agent instances live in worker threads, never on the
- * main thread (DESIGN.md sections 1 and 6). Its types are in types.ts; its
- * parts each have a file: placement.ts (which worker), worker-batches.ts
- * (per-worker batching), module-cache.ts (which worker holds which module),
- * memory-ledger.ts (memory reservations and growth grants), executor-threads.ts
- * (threads and warm spares) and watchdog.ts. This file composes them and
- * handles the loss of a worker.
+ * main thread (DESIGN.md sections 1 and 6). Types in types.ts; parts:
+ * placement.ts, worker-batches.ts, module-cache.ts, memory-ledger.ts,
+ * executor-threads.ts (threads, warm spares), lanes.ts and probation.ts
+ * (runaways apart), watchdog.ts. This file composes them and handles the
+ * loss of a worker.
  *
  * API
  * - `instantiate(admitted, { label, memoryLimitBytes, snapshot?, onLost? })`
- *   places an instance on the worker with the fewest, instantiates it there
- *   and runs its start functions (`__svc_start`, then `_initialize`/`_start`)
- *   with `startupFuel` under `startupTimeoutMs`; given a snapshot it restores
- *   memory and globals instead. Resolves `{ instance, memoryBytes, workerId,
- *   log }`; rejects with an `SvcError` whose `metadata.reason` is an
- *   `ExecutionFailure` (codes in pool-failures.ts), or RESOURCE_EXHAUSTED
- *   when the memory does not fit. When it fits only once the growth granted to
- *   batches in flight is settled, it waits for that (milliseconds).
+ *   places an instance on the worker of its lane with the fewest, runs its
+ *   start functions (`__svc_start`, then `_initialize`/`_start`) with
+ *   `startupFuel` under `startupTimeoutMs`, or restores a snapshot's memory
+ *   and globals. Resolves `{ instance, memoryBytes, workerId, log }`; rejects
+ *   with an `SvcError` whose `metadata.reason` is an `ExecutionFailure`
+ *   (codes in pool-failures.ts), or RESOURCE_EXHAUSTED when the memory does
+ *   not fit; when it fits once the growth granted to batches in flight is
+ *   settled, it waits for that (milliseconds).
  * - `execute(instance, input, onResult)` runs `handle` once with `input` on
  *   fd 0. `onResult` is the one channel: a refusal (`overloaded` past
  *   `maxPendingExecutions`, `closed`, `not_instantiated`) is a result too.
  *   After any other failure the instance is gone (its state may be
  *   half-updated); its owner instantiates it again.
- * - `snapshot(instance)`, `release(instance)`, `memoryBytes(instance)`,
- *   `totalMemoryBytes()`, `stats()`, `close()`, and `on('workerLost', listener)`.
+ * - `snapshot`, `release`, `memoryBytes`, `totalMemoryBytes`, `stats`, `close`, `on('workerLost')`.
  *
  * Concurrency: a worker runs one call at a time, so at most `workers` run at
  * once; `maxPendingExecutions` bounds those queued or running.
@@ -38,11 +36,13 @@
 import { availableParallelism } from 'node:os';
 import { createRealClock } from '../../supervisors/index.js';
 import { SvcError } from '../errors/svc-error.js';
-import { createThreadSet } from './executor-threads.js';
+import { createThreadSet, type ThreadSet } from './executor-threads.js';
+import { createLanes } from './lanes.js';
 import { createMemoryLedger } from './memory-ledger.js';
 import { INSTANTIATE_ERRORS, LOSS_MESSAGES, emptyResult, type Loss } from './pool-failures.js';
 import { createModuleCache } from './module-cache.js';
-import { leastLoaded, type WorkerSlot } from './placement.js';
+import { createProbation } from './probation.js';
+import type { Lane, WorkerSlot } from './placement.js';
 import { PooledInstance, pooled } from './pool-instance.js';
 import type { AdmittedModule, ExecutionFailure, ExecutionResult, ExecutorPool, ExecutorPoolOptions, InstanceHandle, InstanceSnapshot, Placement, WorkerLostEvent } from './types.js';
 import { createWatchdog, type Overrun } from './watchdog.js';
@@ -73,7 +73,8 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   const clock = options.clock ?? createRealClock();
   /** Instantiations waiting for granted growth to settle. */
   const waiting = new Set<PlacementRequest>();
-  const ledger = createMemoryLedger(options.wasmMemoryLimitBytes, workerCount * MAX_BATCHES_IN_FLIGHT);
+  const isolatedCount = options.isolatedWorkers ?? 0;
+  const ledger = createMemoryLedger(options.wasmMemoryLimitBytes, (workerCount + isolatedCount) * MAX_BATCHES_IN_FLIGHT);
   const listeners = new Set<(event: WorkerLostEvent) => void>();
   const failures: Partial<Record<ExecutionFailure, number>> = {};
   const counters = { modulesSent: 0, executions: 0, instantiations: 0, instantiateNs: 0, workersLost: 0 };
@@ -81,21 +82,29 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   let nextIndex = 0;
   let closed = false;
 
-  const threads = createThreadSet({
-    init: { outputLimits: options.outputLimits, executionFuel: options.fuelPerExecution, startupFuel: options.startupFuel ?? options.fuelPerExecution },
-    stackLimitBytes: options.stackLimitBytes,
-    spares: options.spareWorkers ?? 1,
-    onMessage: (thread, message) => {
-      if (message.kind === 'results' && thread.owner !== null) {
-        slots[thread.owner]!.batches.results(message);
-        idleWatchdog();
-      } else if (message.kind === 'ready') checkStarted();
-    },
-    onExit: (thread) => {
-      if (thread.owner !== null) loseWorker(slots[thread.owner]!, null, thread.ready);
-      checkStarted();
-    },
-  });
+  // The slice only makes sense with a lane to move runaways to.
+  const sliced = isolatedCount > 0 && options.sliceFuel !== undefined && options.sliceFuel < options.fuelPerExecution;
+  const laneThreads = (executionFuel: bigint, spares: number): ThreadSet =>
+    createThreadSet({
+      init: { outputLimits: options.outputLimits, executionFuel, startupFuel: options.startupFuel ?? options.fuelPerExecution },
+      stackLimitBytes: options.stackLimitBytes,
+      spares,
+      onMessage: (thread, message) => {
+        if (message.kind === 'results' && thread.owner !== null) {
+          slots[thread.owner]!.batches.results(message);
+          idleWatchdog();
+        } else if (message.kind === 'ready') checkStarted();
+      },
+      onExit: (thread) => {
+        if (thread.owner !== null) loseWorker(slots[thread.owner]!, null, thread.ready);
+        checkStarted();
+      },
+    });
+  const sharedThreads = laneThreads(sliced ? options.sliceFuel! : options.fuelPerExecution, options.spareWorkers ?? 1);
+  // No warm spare: a lost isolated worker makes runaways wait for a new thread, not the others.
+  const isolatedThreads = laneThreads(options.fuelPerExecution, 0);
+  const threadsOf = (slot: WorkerSlot): ThreadSet => (slot.lane === 'shared' ? sharedThreads : isolatedThreads);
+  const probation = sliced ? createProbation() : undefined;
 
   // Settled once every worker place has a thread that started, or is broken (its thread died before starting).
   let markStarted: () => void = () => undefined;
@@ -112,11 +121,12 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     onOverrun: (overrun) => loseWorker(slots[overrun.workerId]!, overrun, true),
   });
 
-  function createSlot(id: number): WorkerSlot {
-    const thread = threads.spawn(id);
+  function createSlot(id: number, lane: Lane): WorkerSlot {
+    const thread = (lane === 'shared' ? sharedThreads : isolatedThreads).spawn(id);
     watchdog.watch(id, thread.slot);
     const slot: WorkerSlot = {
       id,
+      lane,
       thread,
       broken: false,
       instances: new Set(),
@@ -125,20 +135,17 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     };
     return slot;
   }
-  const slots: WorkerSlot[] = Array.from({ length: workerCount }, (_, id) => createSlot(id));
+  const lanes = createLanes({ shared: workerCount, isolated: isolatedCount, createSlot });
+  const slots = lanes.slots;
 
   function postTo(slot: WorkerSlot, message: BatchMessage, transfer: ArrayBuffer[]): void {
     slot.thread.worker.postMessage(message, transfer);
     watchdog.start();
   }
 
-  function idleWatchdog(): void {
-    if (slots.every((slot) => slot.batches.inFlight() === 0)) watchdog.stop();
-  }
+  const idleWatchdog = (): void => void (slots.every((slot) => slot.batches.inFlight() === 0) && watchdog.stop());
 
-  function count(failure: ExecutionFailure): void {
-    failures[failure] = (failures[failure] ?? 0) + 1;
-  }
+  const count = (failure: ExecutionFailure): void => void (failures[failure] = (failures[failure] ?? 0) + 1);
 
   function enqueue(slot: WorkerSlot, call: Call): void {
     if (closed || slot.broken) lose(call, 'worker_lost');
@@ -162,21 +169,32 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     enqueue(slots[instance.workerId]!, { op: 'release', req: { op: 'release', agent: instance.index, dropModule }, owner: instance, resolve: () => undefined });
   }
 
+  /** Fuel used up or a timeout overrun: the agent's next instance goes to the isolated lane. */
+  function noteRunaway(instance: PooledInstance, failure: ExecutionFailure): void {
+    if (failure === 'fuel_exhausted' || failure === 'timeout') lanes.markRunaway(instance.label);
+  }
+
   function failInstantiate(call: InstantiateCall, failure: ExecutionFailure, message: string): void {
     count(failure);
+    noteRunaway(call.owner, failure);
     discard(call.owner);
     call.reject(new SvcError(INSTANTIATE_ERRORS[failure], message, { agent_id: call.owner.label, reason: failure }));
   }
 
   function executed(call: ExecuteCall, result: ExecutionResult): void {
+    const next = probation?.answered(call, result.ok);
+    if (next !== undefined) enqueue(slots[next.owner.workerId]!, next);
     pendingExecutions -= 1;
     counters.executions += 1;
-    if (result.ok) ledger.set(call.owner, result.memoryBytes);
-    else {
-      count(result.failure);
-      discard(call.owner);
+    if (result.ok) {
+      ledger.set(call.owner, result.memoryBytes);
+      return call.onResult(result);
     }
-    call.onResult(result);
+    count(result.failure);
+    noteRunaway(call.owner, result.failure);
+    discard(call.owner);
+    const slice = sliced && result.failure === 'fuel_exhausted' && slots[call.owner.workerId]!.lane === 'shared';
+    call.onResult(slice ? { ...result, message: 'execution slice of the shared lane used up; the agent restarts on the isolated lane' } : result);
   }
 
   /** Settles a call that is not an execution (those are settled from the result columns). */
@@ -222,13 +240,14 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     const overran = overranCall?.owner;
     const hosted = [...slot.instances];
     const { calls, grants } = slot.batches.drain();
+    calls.push(...(probation?.drain(slot.id) ?? []));
     idleWatchdog();
     watchdog.unwatch(slot.id);
-    threads.retire(slot.thread);
+    threadsOf(slot).retire(slot.thread);
     slot.instances.clear();
     slot.modules.clear();
     if (replace) {
-      slot.thread = threads.replace(slot.id);
+      slot.thread = threadsOf(slot).replace(slot.id);
       watchdog.watch(slot.id, slot.thread.slot);
     } else slot.broken = true;
     // Only now is memory freed: it may place waiting instantiations, which must find the slot whole again.
@@ -245,17 +264,13 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     for (const listener of listeners) listener(event);
   }
 
-  function memoryExhausted(label: string): SvcError {
-    return new SvcError('RESOURCE_EXHAUSTED', 'wasm memory limit of the executor pool reached', { agent_id: label, reason: 'memory_limit' });
-  }
+  const memoryExhausted = (label: string): SvcError =>
+    new SvcError('RESOURCE_EXHAUSTED', 'wasm memory limit of the executor pool reached', { agent_id: label, reason: 'memory_limit' });
+  const noWorker = (): SvcError => new SvcError('UNAVAILABLE', 'no executor worker could start', { last_error: sharedThreads.lastError() ?? isolatedThreads.lastError() ?? '' });
 
-  function noWorker(): SvcError {
-    return new SvcError('UNAVAILABLE', 'no executor worker could start', { last_error: threads.lastError() ?? '' });
-  }
-
-  /** Puts an instantiation whose memory is reserved on the worker with the fewest instances. */
+  /** Puts an instantiation whose memory is reserved on the worker of its lane with the fewest instances. */
   function place(request: PlacementRequest): void {
-    const slot = leastLoaded(slots);
+    const slot = lanes.pick(request.label);
     if (slot === undefined) {
       ledger.set({ memoryBytes: request.reserveBytes }, 0);
       return request.reject(noWorker());
@@ -297,7 +312,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       if (reserveBytes > limitPages * WASM_PAGE_BYTES) {
         return Promise.reject(new SvcError('RESOURCE_EXHAUSTED', 'initial memory exceeds the agent memory limit', { agent_id: label, reason: 'memory_limit' }));
       }
-      if (leastLoaded(slots) === undefined) return Promise.reject(noWorker());
+      if (lanes.pick(label) === undefined) return Promise.reject(noWorker());
       return new Promise<Placement>((resolve, reject) => {
         const request: PlacementRequest = { label, admitted, snapshot: opts.snapshot ?? null, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
         const reservation = ledger.reserve(reserveBytes, (reserved) => {
@@ -318,7 +333,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       if (!instance.live) return refuseLater(onResult, 'not_instantiated', `instance of ${instance.label} is gone`);
       if (pendingExecutions >= maxPending) return refuseLater(onResult, 'overloaded', 'too many executions pending');
       pendingExecutions += 1;
-      slots[instance.workerId]!.batches.enqueue({ op: 'execute', agent: instance.index, input, owner: instance, onResult });
+      const slot = slots[instance.workerId]!;
+      const call: ExecuteCall = { op: 'execute', agent: instance.index, input, owner: instance, onResult };
+      if (probation === undefined || slot.lane !== 'shared' || probation.admit(call)) slot.batches.enqueue(call);
     },
 
     snapshot(handle) {
@@ -343,7 +360,8 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     stats: () => ({
       workers: slots.length,
       startedWorkers: slots.filter((slot) => slot.thread.ready).length,
-      spareWorkers: threads.spareCount(),
+      spareWorkers: sharedThreads.spareCount() + isolatedThreads.spareCount(),
+      runaways: lanes.runaways(),
       instances: slots.reduce((n, slot) => n + slot.instances.size, 0),
       waitingInstantiations: waiting.size,
       pendingCalls: slots.reduce((n, slot) => n + slot.batches.pending(), 0),
@@ -352,8 +370,8 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       executions: counters.executions,
       failures: { ...failures },
       workersLost: counters.workersLost,
-      lastRespawnMs: threads.lastRespawnMs(),
-      lastSpawnMs: threads.lastSpawnMs(),
+      lastRespawnMs: sharedThreads.lastRespawnMs() ?? isolatedThreads.lastRespawnMs(),
+      lastSpawnMs: sharedThreads.lastSpawnMs() ?? isolatedThreads.lastSpawnMs(),
       meanInstantiateNs: counters.instantiations === 0 ? 0 : counters.instantiateNs / counters.instantiations,
       totalMemoryBytes: ledger.committedBytes(),
       memoryLimitBytes: ledger.limitBytes,
@@ -373,9 +391,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       const unplaced = [...waiting];
       waiting.clear();
       for (const request of unplaced) request.reject(new SvcError('UNAVAILABLE', 'executor pool is closed', { agent_id: request.label }));
-      const calls = slots.flatMap((slot) => slot.batches.drain().calls);
+      const calls = slots.flatMap((slot) => [...slot.batches.drain().calls, ...(probation?.drain(slot.id) ?? [])]);
       for (const call of calls) lose(call, 'worker_lost');
-      await threads.close();
+      await Promise.all([sharedThreads.close(), isolatedThreads.close()]);
     },
   };
 }

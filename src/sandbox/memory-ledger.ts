@@ -1,5 +1,5 @@
 /**
- * The executor pool's account of linear memory against `wasm_memory_limit`.
+ * The executor pool's account of linear memory against `wasm_memory_total`.
  * Three kinds of entries: what instances hold (as last reported by their
  * worker), growth grants, and reservations waiting for grants to settle.
  *

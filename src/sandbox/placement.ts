@@ -9,9 +9,13 @@ import type { ModuleCache } from './module-cache.js';
 import type { PooledInstance } from './pool-instance.js';
 import type { WorkerBatches } from './worker-batches.js';
 
+/** Which of the pool's lanes a worker serves (lanes.ts). */
+export type Lane = 'shared' | 'isolated';
+
 /** One of the pool's `workers` places; its thread is replaced when lost, its id stays. */
 export interface WorkerSlot {
   readonly id: number;
+  readonly lane: Lane;
   thread: Thread;
   /** Its thread died before it ever started; no calls go there any more. */
   broken: boolean;

@@ -127,7 +127,11 @@ export interface ExecutorPoolOptions {
   workers?: number;
   /** Idle workers kept warm to replace a lost one at once (spawning one takes 30–150 ms). Default 1. */
   spareWorkers?: number;
-  /** Linear memory of all instances together (`wasm_memory_limit`). */
+  /** Workers of the isolated lane, where runaway agents go (lanes.ts); default 0: no lanes, no slice. */
+  isolatedWorkers?: number;
+  /** Fuel of one execution on the shared lane (`execution_slice`); only with isolated workers. */
+  sliceFuel?: bigint;
+  /** Linear memory of all instances together (`wasm_memory_total`). */
   wasmMemoryLimitBytes: number;
   /** Fuel of one execution (`fuel_per_execution`). */
   fuelPerExecution: bigint;
@@ -187,6 +191,8 @@ export interface ExecutorPoolStats {
   /** Workers whose thread has started and takes calls. */
   startedWorkers: number;
   spareWorkers: number;
+  /** Agents marked runaway (fuel used up or a timeout overrun), which the isolated lane hosts. */
+  runaways: number;
   instances: number;
   /** Instantiations waiting for the growth granted to batches in flight to settle. */
   waitingInstantiations: number;

@@ -48,6 +48,12 @@ export const METRICS = {
     buckets: EXECUTION_BUCKETS,
   },
   wasmMemory: { name: 'svc_wasm_memory_usage_bytes', type: 'gauge', help: 'Linear memory of each deployed agent, in bytes.', labels: ['agent_id'] },
+  agentThrottled: {
+    name: 'svc_agent_throttled_seconds_total',
+    type: 'counter',
+    help: 'Time each agent was held back by cpu_quota_per_agent with messages waiting, in seconds: a throttled agent shows running while this grows.',
+    labels: ['agent_id'],
+  },
   runtimeMemory: { name: 'svc_runtime_memory_usage_bytes', type: 'gauge', help: 'Resident memory of the server process, agents and workers included, in bytes.', labels: [] },
   runtimeCpu: { name: 'svc_runtime_cpu_usage_ratio', type: 'gauge', help: 'Share of the machine\'s CPU capacity the server process used over the last few seconds (0 to 1).', labels: [] },
   // Messaging
@@ -61,6 +67,12 @@ export const METRICS = {
     buckets: REQUEST_BUCKETS,
   },
   messageQueueSize: { name: 'svc_message_queue_size', type: 'gauge', help: 'Messages waiting in agent mailboxes.', labels: [] },
+  messageQueueBytes: {
+    name: 'svc_message_queue_bytes',
+    type: 'gauge',
+    help: 'Bytes of the messages waiting in all agent mailboxes together, as counted against runtime.max_queued_bytes.',
+    labels: [],
+  },
   messageErrors: { name: 'svc_message_errors_total', type: 'counter', help: 'Messages that could not be delivered or handled, by message type.', labels: ['message_type'] },
   // HTTP API (REST gateway and WebSocket streams)
   httpRequests: { name: 'svc_http_requests_total', type: 'counter', help: 'REST requests answered, by HTTP method and status code.', labels: ['method', 'status'] },

@@ -137,14 +137,14 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
   }
 
   const built: Partial<Record<MetricKey, AnyHandle>> = {};
-  const agentScoped: Gauge<'agent_id'>[] = [];
+  const agentScoped: (Gauge<'agent_id'> | Counter<'agent_id'>)[] = [];
   for (const [key, spec] of Object.entries(METRICS) as [MetricKey, MetricSpec][]) {
     const handle = build(spec);
     built[key] = handle;
     if (spec.labels.includes('agent_id')) {
       // forgetAgent removes by the full label set, so a per-agent metric carries agent_id alone.
-      if (spec.labels.length !== 1 || spec.type !== 'gauge') throw new Error(`${spec.name}: a per-agent metric must be a gauge labelled agent_id only`);
-      agentScoped.push(handle as Gauge<'agent_id'>);
+      if (spec.labels.length !== 1 || spec.type === 'histogram') throw new Error(`${spec.name}: a per-agent metric must be a gauge or counter labelled agent_id only`);
+      agentScoped.push(handle as Gauge<'agent_id'> | Counter<'agent_id'>);
     }
   }
   const handles = built as MetricHandles;

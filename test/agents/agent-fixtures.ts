@@ -67,11 +67,14 @@ export function testConfig(dataDir: string, overrides: Record<string, string | n
   const settings: Record<string, string | number> = {
     'storage.data_dir': dataDir,
     'runtime.executor_workers': 2,
-    'runtime.wasm_memory_limit': '512MiB',
+    'runtime.wasm_memory_total': '512MiB',
     'runtime.fuel_per_execution': 2_000_000_000,
     'runtime.execution_timeout': '10s',
     'runtime.agent_startup_timeout': '10s',
     'runtime.restart_backoff_jitter': 0,
+    // The busy agents of these tests run long executions on purpose, which the shared lane's slice would cut;
+    // the runaway tests turn it on.
+    'runtime.execution_slice': 0,
     ...overrides,
   };
   // `cwd` is the temp dir, so no svc.toml of the repository is read, and `env` is empty.

@@ -9,7 +9,7 @@ import { describe, it } from 'node:test';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import type { MetricSample } from '../../src/agents/agent-service-types.js';
 import { INITIALIZE_TRAPS, burner, compile } from './agent-wat.js';
-import { TEST_TIMEOUT_MS, ask, ctx, deploy, example, startTestServer, waitForState } from './agent-fixtures.js';
+import { TEST_TIMEOUT_MS, ask, ctx, deploy, example, startTestServer, until, waitForState } from './agent-fixtures.js';
 
 function valueOf(samples: MetricSample[], name: string, labels: Record<string, string> = {}): number | undefined {
   const wanted = Object.entries(labels);
@@ -65,7 +65,7 @@ describe('agent metrics', { timeout: TEST_TIMEOUT_MS }, () => {
     }
   });
 
-  it('svc_message_queue_size counts what waits in mailboxes', async () => {
+  it('svc_message_queue_size and svc_message_queue_bytes count what waits in mailboxes', async () => {
     const t = await startTestServer({ clock: createSimulatedClock() });
     try {
       const busy = await deploy(t, await compile(burner(100_000_000)), 'busy');
@@ -73,6 +73,11 @@ describe('agent metrics', { timeout: TEST_TIMEOUT_MS }, () => {
       await waitForState(t, busy, 'executing');
       const { samples } = await t.service.metrics(ctx);
       assert.equal(valueOf(samples, 'svc_message_queue_size'), 2, 'one executing, two waiting');
+      const bytes = valueOf(samples, 'svc_message_queue_bytes');
+      assert.equal(bytes, t.host().queuedBytes(), 'the figure max_queued_bytes is checked against');
+      assert.ok(bytes! > 2 * 'second'.length, `two messages with their fields, not ${bytes}`);
+      await until(() => t.host().queuedMessages() === 0, 'the mailbox drained');
+      assert.equal(valueOf((await t.service.metrics(ctx)).samples, 'svc_message_queue_bytes'), 0);
     } finally {
       await t.stop();
     }

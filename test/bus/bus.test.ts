@@ -207,3 +207,16 @@ test('a platform failure is tapped and reaches the subscriptions watching its re
   assert.deepEqual(tapped, ['platform']);
   assert.deepEqual(watching, [{ kind: 'message', direction: 'platform', message: failure }]);
 });
+
+test('a platform failure about a message to a watched agent reaches that agent\'s subscriptions, though neither its sender nor its receiver is watched (issue 41)', () => {
+  const bus = createMessageBus();
+  const watching: BusEvent[] = [];
+  bus.subscribe({ agent_id: 'crashed' }).subscribe((e) => watching.push(e));
+  const original = completeMessage({ sender: 'client:alice', receiver: 'crashed', message_type: 'request' }, { newId });
+  const failure = bus.reportFailure(original, 'execution_crashed');
+  assert.ok(failure !== undefined);
+  assert.deepEqual(watching, [{ kind: 'message', direction: 'platform', message: failure }]);
+  const elsewhere = bus.reportFailure(completeMessage({ sender: 'client:alice', receiver: 'other', message_type: 'request' }, { newId }), 'mailbox_full');
+  assert.ok(elsewhere !== undefined);
+  assert.equal(watching.length, 1, 'a failure about another agent is not fanned out');
+});

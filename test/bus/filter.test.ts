@@ -3,15 +3,19 @@ import assert from 'node:assert/strict';
 import { SvcError } from '../../src/errors/svc-error.js';
 import type { BusEvent } from '../../src/bus/events.js';
 import { compileFilter, validateFilter, type BusFilter } from '../../src/bus/filter.js';
-import { completeMessage } from '../../src/bus/message.js';
+import { completeMessage, failureMessage, type Message } from '../../src/bus/message.js';
 import type { Performative } from '../../src/bus/performatives.js';
 import { createIdGenerator } from '../../src/bus/message-id.js';
 
 const newId = createIdGenerator();
 
+const draft = (sender: string, receiver: string, type: Performative): Message => completeMessage({ sender, receiver, message_type: type }, { newId });
+
 function message(sender: string, receiver: string, type: Performative): BusEvent {
-  return { kind: 'message', direction: 'sent', message: completeMessage({ sender, receiver, message_type: type }, { newId }) };
+  return { kind: 'message', direction: 'sent', message: draft(sender, receiver, type) };
 }
+/** The platform's failure to c about a message c sent to d. */
+const failureAboutD: BusEvent = { kind: 'message', direction: 'platform', message: failureMessage(draft('c', 'd', 'request'), 'mailbox_full', { newId }) };
 const lifecycle = (agent: string): BusEvent => ({ kind: 'lifecycle', agent_id: agent, from: 'running', to: 'hibernated', reason: 'idle', at: '2025-01-01T00:00:00.000Z' });
 
 const EVENTS: Record<string, BusEvent> = {
@@ -19,6 +23,7 @@ const EVENTS: Record<string, BusEvent> = {
   'b→a request': message('b', 'a', 'request'),
   'c→d inform': message('c', 'd', 'inform'),
   'c→d cfp': message('c', 'd', 'cfp'),
+  'platform→c failure about d': failureAboutD,
   'lifecycle a': lifecycle('a'),
   'lifecycle c': lifecycle('c'),
 };
@@ -27,11 +32,13 @@ const CASES: Array<{ name: string; filter: BusFilter; passes: string[] }> = [
   { name: 'none', filter: {}, passes: Object.keys(EVENTS) },
   { name: 'empty values', filter: { agent_id: '', message_types: [] }, passes: Object.keys(EVENTS) },
   { name: 'agent (sender or receiver, and its lifecycle)', filter: { agent_id: 'a' }, passes: ['a→b inform', 'b→a request', 'lifecycle a'] },
-  { name: 'agent as receiver only', filter: { agent_id: 'd' }, passes: ['c→d inform', 'c→d cfp'] },
+  { name: 'agent as receiver only, and the failure about a message to it', filter: { agent_id: 'd' }, passes: ['c→d inform', 'c→d cfp', 'platform→c failure about d'] },
+  { name: 'the failure also reaches its receiver\'s stream', filter: { agent_id: 'c', message_types: ['failure'] }, passes: ['platform→c failure about d'] },
   { name: 'types (lifecycle excluded)', filter: { message_types: ['inform'] }, passes: ['a→b inform', 'c→d inform'] },
   { name: 'several types', filter: { message_types: ['request', 'cfp'] }, passes: ['b→a request', 'c→d cfp'] },
   { name: 'agent and types', filter: { agent_id: 'a', message_types: ['inform'] }, passes: ['a→b inform'] },
   { name: 'agent and types, lifecycle excluded', filter: { agent_id: 'c', message_types: ['cfp', 'inform'] }, passes: ['c→d inform', 'c→d cfp'] },
+  { name: 'a failure about a message to d is not about a', filter: { agent_id: 'a', message_types: ['failure'] }, passes: [] },
   { name: 'unknown agent', filter: { agent_id: 'zz' }, passes: [] },
 ];
 

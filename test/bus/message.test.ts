@@ -259,7 +259,7 @@ for (const { reason, detail, content } of FAILURES) {
       receiver: 'agent-a',
       message_type: 'failure',
       conversation_id: 'c-1',
-      metadata: { failure_reason: reason, failed_message_id: 'm-1', traceparent: '00-t-s-01' },
+      metadata: { failure_reason: reason, failed_message_id: 'm-1', failed_receiver: 'agent-b', traceparent: '00-t-s-01' },
       created_at: '2025-01-02T03:04:05.678Z',
       content,
       in_reply_to: 'm-1',

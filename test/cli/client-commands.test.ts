@@ -53,13 +53,13 @@ async function until<T>(what: string, read: () => Promise<T>, done: (value: T) =
 }
 
 describe('output forms', SUITE_TIMEOUT, () => {
-  it('agents list -o wide adds the limit, node, module and capabilities; -o yaml is the list as YAML', async () => {
+  it('agents list -o wide adds the limit, node, module, capabilities and throttled time; -o yaml is the list as YAML', async () => {
     const { agent_id } = await s.client.deploy({ name: 'forms', wasm_module: ECHO, capabilities: ['x', 'y'], resources: { memory_limit: 1 << 20 } });
     try {
       const wide = await svc('agents', 'list', '-o', 'wide', ...s.server);
       assert.equal(wide.code, EXIT.ok, wide.stderr);
-      assert.match(wide.stdout, /^AGENT_ID\s+NAME\s+STATE\s+RESTARTS\s+RECEIVED\s+SENT\s+MEMORY\s+MEMORY_LIMIT\s+NODE\s+MODULE\s+CAPABILITIES\s+CREATED$/m);
-      assert.match(wide.stdout, new RegExp(`^${agent_id}\\s+forms\\s+\\w+\\s+0\\s+0\\s+0\\s+\\S+\\s+1MiB\\s+\\S+\\s+[0-9a-f]{12}\\s+x,y\\s+\\S+$`, 'm'));
+      assert.match(wide.stdout, /^AGENT_ID\s+NAME\s+STATE\s+RESTARTS\s+RECEIVED\s+SENT\s+MEMORY\s+MEMORY_LIMIT\s+NODE\s+MODULE\s+CAPABILITIES\s+THROTTLED\s+CREATED$/m);
+      assert.match(wide.stdout, new RegExp(`^${agent_id}\\s+forms\\s+\\w+\\s+0\\s+0\\s+0\\s+\\S+\\s+1MiB\\s+\\S+\\s+[0-9a-f]{12}\\s+x,y\\s+0\\.0s\\s+\\S+$`, 'm'));
       const yaml = await svc('agents', 'list', '-o', 'yaml', ...s.server);
       const listed = parseYaml(yaml.stdout) as { agents: Array<{ agent_id: string; capabilities: string[] }> };
       assert.deepEqual(listed.agents.find((a) => a.agent_id === agent_id)?.capabilities, ['x', 'y']);

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Agent } from '../../src/agents/agent-service-types.js';
-import { agentDetails, agentsTable, errorLine, healthLine, isOutputFormat, messageLine, table } from '../../src/cli/output.js';
+import { agentDetails, agentsTable, agentsWideTable, errorLine, healthLine, isOutputFormat, messageLine, table } from '../../src/cli/output.js';
 
 const AGENT: Agent = {
   agent_id: 'agt_1',
@@ -16,6 +16,7 @@ const AGENT: Agent = {
   messages_received: 10,
   messages_sent: 9,
   memory_bytes: 65_536,
+  throttled_seconds: 2.5,
   created_at: '2026-01-02T03:04:05.000Z',
   updated_at: '2026-01-02T03:04:06.000Z',
 };
@@ -34,6 +35,13 @@ describe('agents', () => {
     assert.match(lines[0] ?? '', /^AGENT_ID\s+NAME\s+STATE\s+RESTARTS\s+RECEIVED\s+SENT\s+MEMORY\s+CREATED$/);
     assert.match(lines[1] ?? '', /^agt_1\s+echo\s+running\s+1\s+10\s+9\s+64KiB\s+2026-01-02T03:04:05.000Z$/);
     assert.match(lines[2] ?? '', /^agt_22\s+counter\s+hibernated/);
+  });
+
+  it('wide adds the time an agent was held back by its CPU quota', () => {
+    const [header, row] = agentsWideTable([AGENT]).trimEnd().split('\n');
+    assert.match(header ?? '', /\sCAPABILITIES\s+THROTTLED\s+CREATED$/);
+    assert.match(row ?? '', /\secho,ping\s+2\.5s\s+2026-01-02T03:04:05\.000Z$/);
+    assert.match(agentDetails(AGENT), /^throttled_seconds\s+2\.500$/m);
   });
 
   it('prints only the header for no agents', () => {

@@ -12,13 +12,16 @@ import { after, describe, it } from 'node:test';
 import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
 import { runCli } from '../../src/cli/cli.js';
 import { EXIT } from '../../src/cli/exit-codes.js';
-import { CRASHABLE_COUNTER, compile } from '../agents/agent-wat.js';
+import { CRASHABLE_COUNTER, burner, compile } from '../agents/agent-wat.js';
 import { memoryIo } from './memory-io.js';
 
 const built = await ensureExamplesBuilt();
 const dir = mkdtempSync(join(tmpdir(), 'svc-run-'));
 const counter = join(dir, 'counter.wasm');
 writeFileSync(counter, await compile(CRASHABLE_COUNTER));
+/** An execution of 10^8 iterations: far past the shared lane's slice, well within the default fuel. */
+const busy = join(dir, 'busy.wasm');
+writeFileSync(busy, await compile(burner(100_000_000)));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
 async function svc(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -41,6 +44,12 @@ describe('svc run', { timeout: 120_000 }, () => {
     assert.equal(run.code, EXIT.ok, run.stderr);
     assert.equal(run.stdout, '');
     assert.equal(run.stderr, 'pong: ignored inform from client:local\n');
+  });
+
+  it('a long execution gets its whole fuel: no execution_slice for the one agent of svc run', async () => {
+    const run = await svc('run', busy, '-m', '{"message_type":"request"}');
+    assert.equal(run.code, EXIT.ok, run.stderr);
+    assert.match(run.stdout, /"content":"done"/);
   });
 
   it('a trap is a failed execution: exit 1 and its reason', async () => {

@@ -88,7 +88,7 @@ describe('loadConfig', () => {
       SVC_RUNTIME_MAX_EXECUTION_TIME: '1h',
       SVC_RUNTIME_AGENT_IDLE_TIMEOUT: '30d',
       SVC_RUNTIME_AGENT_STARTUP_TIMEOUT: '250',
-      SVC_RUNTIME_WASM_MEMORY_LIMIT: '512MB',
+      SVC_RUNTIME_WASM_MEMORY_TOTAL: '512MB',
       SVC_RUNTIME_MAX_MODULE_SIZE: '64KiB',
       SVC_RUNTIME_MAX_DISK_IO_BYTES: '1000',
       SVC_RUNTIME_CPU_QUOTA_PER_AGENT: '2',
@@ -98,7 +98,7 @@ describe('loadConfig', () => {
     assert.equal(config.runtime.execution_timeout, 300_000);
     assert.equal(config.runtime.agent_idle_timeout, 30 * 86_400_000);
     assert.equal(config.runtime.agent_startup_timeout, 250);
-    assert.equal(config.runtime.wasm_memory_limit, 512_000_000);
+    assert.equal(config.runtime.wasm_memory_total, 512_000_000);
     assert.equal(config.runtime.max_module_size, 65_536);
     assert.equal(config.runtime.max_disk_io_bytes, 1000);
     assert.equal(config.runtime.cpu_quota_per_agent, 2000);

@@ -257,6 +257,15 @@ describe('SDK and agents under the WASI shim', () => {
     assert.ok(warm <= 4, `${warm} pages`);
   });
 
+  test('echo carries what docs/agent-abi.md promises in its 16 pages: messages of 128 KiB one after another; 256 KiB traps (issue 41)', () => {
+    const echo = startAgent('echo');
+    const content = 'x'.repeat(128 * 1024);
+    for (let i = 0; i < 20; i++) assert.deepEqual(replies(echo.deliver(incoming(content, { message_id: `m-${i}` }))), [{ message_type: 'inform', content }], `message ${i}`);
+    assert.equal(echo.memory.buffer.byteLength / 65_536, EXAMPLE_MAXIMUM_MEMORY_PAGES);
+    const tooLarge = startAgent('echo').deliver(incoming('x'.repeat(256 * 1024)));
+    assert.match(String(tooLarge.error), /unreachable/);
+  });
+
   test('memory stays flat over 2,000 small messages, collected every few messages', () => {
     const pong = startAgent('pong');
     const ping = incoming('ping', { sender: 'ping-agent', conversation_id: 'ping-1a2b3c4d', created_at: '2026-01-01T00:00:00.000Z', metadata: {} });

@@ -26,6 +26,8 @@ const settings = {
   'runtime.max_execution_time': '1h',
   'runtime.execution_timeout': '1h',
   'runtime.agent_shutdown_timeout': '1h',
+  // The busy agent's long execution is what the undeploy drains: no slice may cut it.
+  'runtime.execution_slice': 0,
 };
 const config = loadConfig({ argv: Object.entries(settings).map(([k, v]) => `--${k}=${v}`), env: {}, cwd: dataDir });
 const server = await startServer(config, createLogger({ level: 'fatal', enabled: false }));

@@ -185,7 +185,7 @@ describe('/metrics while an agent is busy', { timeout: 60_000 }, () => {
   it('svc_message_queue_size counts the messages waiting behind the execution', async () => {
     // No CPU quota, so the first message runs at once instead of waiting in the mailbox; stop cuts the execution
     // rather than wait for it; no tracing, which the gauge does not need and whose shutdown would take most of the test's time.
-    const busy = await startObservedServer(['--runtime.cpu_quota_per_agent=0', '--runtime.agent_shutdown_timeout=50ms', '--observability.enable_tracing=false']);
+    const busy = await startObservedServer(['--runtime.cpu_quota_per_agent=0', '--runtime.execution_slice=0', '--runtime.agent_shutdown_timeout=50ms', '--observability.enable_tracing=false']);
     try {
       const { agent_id } = await busy.client.deploy({ name: 'scrape-busy', wasm_module: await compile(burner(BUSY_ITERATIONS)) });
       const deliveries = busy.busEvents();

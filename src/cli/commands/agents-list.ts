@@ -77,7 +77,7 @@ function watch(io: CliIo, client: GrpcClient, output: OutputFormat, intervalMs: 
 export const agentsListCommand = defineCommand({
   path: ['agents', 'list'],
   summary: 'List the agents, oldest deploy first.',
-  description: `-o wide adds the memory limit, node, module hash and capabilities. --watch prints the list again
+  description: `-o wide adds the memory limit, node, module hash, capabilities and the time held back by the CPU quota. --watch prints the list again
 whenever it changes (state, counters, agents deployed or undeployed) until Ctrl-C; on a terminal the
 table is redrawn in place, and -o json prints one {"agents": [...]} line per change.`,
   args: [],

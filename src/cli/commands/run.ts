@@ -64,6 +64,8 @@ failed (trap, fuel, timeout, output over its caps), 4 when the module or the mes
       workers: 1,
       spareWorkers: 0,
       ...poolOptionsFrom(runtime),
+      // One agent and no neighbours to protect: it gets its whole fuel, as on the isolated lane.
+      isolatedWorkers: 0,
       clock: io.clock,
     });
     try {

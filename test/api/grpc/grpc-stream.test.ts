@@ -164,7 +164,9 @@ describe('SubscribeMessages to a slow reader', SUITE_TIMEOUT, () => {
     const error = await probe.ended;
     assert.ok(error, `still streaming after ${sent} messages`);
     assertError(remoteError(error), 'RESOURCE_EXHAUSTED', status.RESOURCE_EXHAUSTED, { reason: 'slow_consumer' });
-    assert.ok(probe.messages.length < sent, `${probe.messages.length} of ${sent} arrived: the rest were dropped, not buffered`);
+    // The stream of an agent also carries the platform's messages about it (the echo crashes on 256 KiB): only the sends count.
+    const arrived = probe.messages.filter((m) => m.sender !== 'platform').length;
+    assert.ok(arrived < sent, `${arrived} of ${sent} arrived: the rest were dropped, not buffered`);
   });
 });
 

@@ -30,7 +30,7 @@ test('GET /api/v1/agents/{id}: the Agent in snake_case; unknown id 404 NOT_FOUND
   const got = await call(gw.base, 'GET', `/api/v1/agents/${id}`);
   assert.equal(got.status, 200);
   assert.deepEqual(Object.keys(got.body).sort(), [
-    'agent_id', 'capabilities', 'created_at', 'memory_bytes', 'messages_received', 'messages_sent', 'module_sha256', 'module_size', 'name', 'node_id', 'resources', 'restart_count', 'state', 'updated_at',
+    'agent_id', 'capabilities', 'created_at', 'memory_bytes', 'messages_received', 'messages_sent', 'module_sha256', 'module_size', 'name', 'node_id', 'resources', 'restart_count', 'state', 'throttled_seconds', 'updated_at',
   ]);
   assert.equal(got.body.agent_id, id);
   const missing = await call(gw.base, 'GET', '/api/v1/agents/01J00000000000000000000000', undefined, { 'x-trace-id': TRACE });
