@@ -69,6 +69,8 @@ export interface AgentHostOptions {
   remote?: RemoteRoute;
   /** The server's id generator, for the messages its agents send. */
   newId: IdGenerator;
+  /** In a cluster: whether a stored agent now runs on another node (it failed over while this one was down); such an agent is not restored but deleted here. */
+  movedAway?: (agentId: string) => boolean;
 }
 
 export interface HostStats extends DispatcherStats {
@@ -107,6 +109,8 @@ export interface AgentHost {
    * again. NOT_FOUND if unknown or being undeployed.
    */
   restart(agentId: string): Promise<void>;
+  /** Stops a registered agent and keeps it (stored, listed `stopped`) until `restart`. */
+  stopAgent(agentId: string): Promise<void>;
   /** The id of the agent named `agentIdOrName` on this node, or the value itself (an id, or nothing known). */
   resolve(agentIdOrName: string): string;
   /** The agents' own log lines (agent-logs.ts). */

@@ -249,6 +249,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       accepting: () => accepting,
       start: restoreOne,
       fail: (record, reason) => track(record, undefined, 'restore').fail(reason),
+      ...(options.movedAway === undefined ? {} : { movedAway: options.movedAway }),
     });
     if (count > 0) log.info({ agents: count, running: countStates().running }, 'restored stored agents');
   }
@@ -336,6 +337,15 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       const agent = get(agentId);
       if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
       return restartAgent(supervisor, agent, () => metrics.agentRestarts.inc());
+    },
+    async stopAgent(agentId) {
+      if (get(agentId) === undefined) return;
+      try {
+        await supervisor.terminateChild(agentId);
+      } catch (error) {
+        // A stored agent that failed to restore has no child to stop.
+        if (!(error instanceof SupervisorError && error.code === 'not_found')) throw error;
+      }
     },
     router,
     deliverForwarded(message) {

@@ -182,6 +182,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         } catch (error) {
           throw isStoreError(error) ? fromStoreError(error) : fromStartFailure(error, agentId);
         }
+        await remote()?.replicate(admitted.sha256, valid.module);
         remote()?.localChanged();
         return { agent_id: agentId };
       } finally {

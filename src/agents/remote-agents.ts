@@ -28,4 +28,8 @@ export interface RemoteAgents {
   members(): ClusterMember[];
   /** Tells the cluster this node's agents changed (a deploy, an undeploy), so the registry gossips it now. */
   localChanged(): void;
+  /** Stores a deployed agent's module on other nodes (`cluster.replication_factor`); resolves once they hold it. */
+  replicate(sha256: string, module: Uint8Array): Promise<void>;
+  /** Whether a stored agent of this node runs on another node now (it failed over while this node was down). */
+  movedAway(agentId: string): boolean;
 }

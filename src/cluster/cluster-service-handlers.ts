@@ -13,6 +13,7 @@ import { SvcError } from '../errors/svc-error.js';
 import { newTraceId } from '../telemetry/trace-ids.js';
 import { clusterPath, type DeliverOutcomeProto } from './cluster-proto.js';
 import { decodeForwarded } from './forwarded-message.js';
+import { moduleContent } from './module-content.js';
 import { verifyCall, type CallKey } from './node-call-auth.js';
 
 /** This node's agents, as the calls of other nodes reach them. */
@@ -21,6 +22,10 @@ export interface LocalAgents {
   deliver(message: Message, fromNode: string): RouteOutcome;
   get(agentId: string): Promise<Agent>;
   undeploy(agentId: string): Promise<void>;
+  /** Keeps the module as a replica; with no bytes, only confirms it is held (NOT_FOUND otherwise). */
+  storeModule(sha256: string, module: Uint8Array | undefined): Promise<void>;
+  /** A stored module's bytes; NOT_FOUND when there are none. */
+  fetchModule(sha256: string): Promise<Uint8Array>;
 }
 
 export interface ClusterHandlerOptions {
@@ -70,6 +75,11 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
       }),
     })),
     GetAgent: unary('GetAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => ({ agent_json: JSON.stringify(await local.get(request.agent_id)) })),
+    StoreModule: unary('StoreModule', (r: { sha256: string; module: Buffer }) => moduleContent(r.sha256, r.module), async (request, local) => {
+      await local.storeModule(request.sha256, request.module.byteLength === 0 ? undefined : request.module);
+      return {};
+    }),
+    FetchModule: unary('FetchModule', (r: { sha256: string }) => r.sha256, async (request, local) => ({ module: Buffer.from(await local.fetchModule(request.sha256)) })),
     UndeployAgent: unary('UndeployAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => {
       await local.undeploy(request.agent_id);
       return {};

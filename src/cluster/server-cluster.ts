@@ -20,6 +20,9 @@ import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { createAgentRegistry, type LocalAgent } from './agent-registry.js';
 import { createClusterAgents, type ClusterAgents } from './cluster-agents.js';
+import { createFailover, type AdoptedAgent, type Failover } from './failover.js';
+import { suspicionTimeoutMs } from './formulas.js';
+import { createReplication, type Replication } from './replication.js';
 import { checkClusterSettings, openClusterNode } from './cluster-node.js';
 import { createClusterHandlers, type LocalAgents } from './cluster-service-handlers.js';
 import type { ClusterSettings } from './cluster-settings.js';
@@ -36,11 +39,26 @@ export const RECONCILE_INTERVAL_MS = 1_000;
 /** What the cluster reads and writes of this node. */
 export interface ClusterHost {
   /** The agents this node hosts now; undefined while its agents do not run. */
-  localAgents(): LocalAgent[] | undefined;
+  localAgents(): Array<Omit<LocalAgent, 'replicas'>> | undefined;
   /** This node's agents, as other nodes' calls reach them; undefined while they do not run. */
   local(): Omit<LocalAgents, 'deliver'> & { deliver(message: Message): RouteOutcome } | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
+  /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
+  getModule(sha256: string): Uint8Array | undefined;
+  /** Keeps a module as a replica for another node's agent. */
+  putReplica(module: Uint8Array): void;
+  /** Modules held as replicas. */
+  replicas(): string[];
+  dropReplica(sha256: string): void;
+  /** Starts another node's agent here, keeping its id and name (a failover). */
+  adopt(agent: AdoptedAgent, module: Uint8Array): Promise<void>;
+  /** Stops and forgets an agent that runs on another node now. */
+  drop(agentId: string): Promise<void>;
+  /** Stops every agent this node runs, keeping them (a minority side). */
+  suspend(): Promise<void>;
+  /** Starts again the agents `suspend` stopped that this node still hosts. */
+  resume(): Promise<void>;
 }
 
 export interface ServerClusterOptions {
@@ -72,7 +90,12 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   let agents: ClusterAgents | undefined;
   let stopReconcile: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
+  let replication: Replication | undefined;
+  let failover: Failover | undefined;
+  /** Agents being let go here because another node runs them now. */
+  const losing = new Set<string>();
   const registry = createAgentRegistry({
+    onLost: (agentId) => lose(agentId),
     nodeId,
     clock,
     retransmitMult: settings.retransmit_mult,
@@ -81,10 +104,35 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     tombstoneLifetimeMs: settings.reconnect_timeout,
   });
 
+  function lose(agentId: string): void {
+    if (losing.has(agentId)) return;
+    losing.add(agentId);
+    log.info({ agent_id: agentId, node_id: registry.held(agentId)?.node_id }, 'agent runs on another node now: stopped and deleted here');
+    host
+      .drop(agentId)
+      .catch((err: unknown) => log.warn({ agent_id: agentId, err }, 'could not stop an agent another node runs now'))
+      .finally(() => {
+        losing.delete(agentId);
+        reconcile();
+      });
+  }
+
   function reconcile(): void {
     const local = host.localAgents();
-    if (local !== undefined) registry.reconcile(local);
+    if (local !== undefined) registry.reconcile(local.map((agent) => ({ ...agent, replicas: replication?.holders(agent.module_sha256) ?? [] })));
     registry.sweep();
+  }
+
+  /** Each second: the registry written, missing module copies made, failover and the majority rule checked. */
+  function tick(): void {
+    reconcile();
+    const local = host.localAgents();
+    if (replication !== undefined && local !== undefined) {
+      const modules = local.map((agent) => agent.module_sha256);
+      void replication.ensure(modules).then(reconcile, (err: unknown) => log.warn({ err }, 'could not top up module replicas'));
+      replication.sweep(new Set([...modules, ...registry.live().map((entry) => entry.module_sha256)]));
+    }
+    failover?.check();
   }
 
   function countMembers(): void {
@@ -148,20 +196,42 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         log.info({ node_id: change.node_id, from: change.from, to: change.to, reason: change.reason, incarnation: change.incarnation, by: change.by }, 'cluster member changed');
         countMembers();
         remember();
+        failover?.check();
       });
       countMembers();
-      clients = createNodeClients({ nodeId, key, now: () => Date.now() });
+      const nodeClients = createNodeClients({ nodeId, key, now: () => Date.now() });
+      clients = nodeClients;
+      const peers = () => current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
+      const copies = createReplication({ nodeId, factor: settings.replication_factor ?? 1, clients: nodeClients, peers, store: host, clock, log });
+      replication = copies;
+      failover = createFailover({
+        nodeId,
+        members: () => current.members(),
+        registry,
+        replication: copies,
+        host,
+        clock,
+        minorityGraceMs: () => suspicionTimeoutMs(settings.suspicion_mult, current.counts().alive + current.counts().suspect + current.counts().dead, settings.probe_interval),
+        log,
+        failedOver: () => metrics.clusterFailovers.inc(),
+        localChanged: reconcile,
+      });
       agents = createClusterAgents({
         nodeId,
         members: () => current.members(),
         member: (id) => current.member(id),
         registry,
-        clients,
+        clients: nodeClients,
         forwarded: () => metrics.clusterMessagesForwarded.inc(),
         localChanged: reconcile,
+        replicate: (sha256, module) => copies.replicate(sha256, module).then(() => undefined),
+        movedAway: (agentId) => {
+          const entry = registry.held(agentId);
+          return entry !== undefined && entry.node_id !== nodeId;
+        },
       });
       reconcile();
-      stopReconcile = schedulePeriodic(clock, { next: () => 1 }, () => RECONCILE_INTERVAL_MS, reconcile);
+      stopReconcile = schedulePeriodic(clock, { next: () => 1 }, () => RECONCILE_INTERVAL_MS, tick);
       const targets = rejoinAddresses(settings.seeds, lastKnown(), current.address);
       const joined = targets.length === 0 ? { contacted: [], failed: [] } : await current.join(targets);
       log.info({ node_id: nodeId, address: current.address, contacted: joined.contacted, failed: joined.failed, members: current.counts().alive }, 'cluster joined');
