@@ -97,7 +97,10 @@ export function createClusterHost(parts: { host(): AgentHost | undefined; store(
     dropReplica(sha256) {
       storeOf().dropReplica(sha256);
     },
-    async adopt(agent, module) {
+    async capture(agentId) {
+      return hostOf().captureAgent(agentId);
+    },
+    async adopt(agent, module, state) {
       const host = hostOf();
       const admitted = await host.admission.admit(module);
       const maxMemory = host.settings.maxMemoryBytes;
@@ -113,6 +116,7 @@ export function createClusterHost(parts: { host(): AgentHost | undefined; store(
         },
         module,
         admitted,
+        state,
       );
     },
     async suspend() {

@@ -43,6 +43,8 @@ export interface AgentRegistry {
   reconcile(local: readonly LocalAgent[]): void;
   /** The next reconcile writes this agent's entry as this node's, above whoever held it (a failover or hand-over). */
   adopt(agentId: string): void;
+  /** Merges an entry heard outside gossip (a hand-over's answer), as gossip would. */
+  learn(entry: RegistryEntry): void;
   /** The entry held for an agent, tombstones included. */
   held(agentId: string): RegistryEntry | undefined;
   /** Whether the first reconcile has run: before it, this node's own entries coming back are only kept. */
@@ -174,6 +176,7 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
       adopting.add(agentId);
     },
     held: (agentId) => entries.get(agentId),
+    learn: merge,
     get reconciled() {
       return reconciled;
     },

@@ -15,12 +15,16 @@ import type { Clock } from '../../supervisors/clock.js';
 import type { Random } from '../../supervisors/random.js';
 import type { RouteOutcome } from '../agents/router.js';
 import type { Message } from '../bus/message.js';
+import { SvcError } from '../errors/svc-error.js';
+import type { InstanceSnapshot } from '../sandbox/types.js';
 import { META_KEYS } from '../store/meta-keys.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { createAgentRegistry, type LocalAgent } from './agent-registry.js';
 import { createClusterAgents, type ClusterAgents } from './cluster-agents.js';
-import { createFailover, type AdoptedAgent, type Failover } from './failover.js';
+import { createFailover, failoverTarget, type AdoptedAgent, type Failover } from './failover.js';
+import type { HandOver } from './hand-over.js';
+import type { RegistryEntry } from './registry-entry.js';
 import { suspicionTimeoutMs } from './formulas.js';
 import { createReplication, type Replication } from './replication.js';
 import { checkClusterSettings, openClusterNode } from './cluster-node.js';
@@ -41,7 +45,7 @@ export interface ClusterHost {
   /** The agents this node hosts now; undefined while its agents do not run. */
   localAgents(): Array<Omit<LocalAgent, 'replicas'>> | undefined;
   /** This node's agents, as other nodes' calls reach them; undefined while they do not run. */
-  local(): Omit<LocalAgents, 'deliver'> & { deliver(message: Message): RouteOutcome } | undefined;
+  local(): Omit<LocalAgents, 'deliver' | 'handOver'> & { deliver(message: Message): RouteOutcome } | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
@@ -51,8 +55,10 @@ export interface ClusterHost {
   /** Modules held as replicas. */
   replicas(): string[];
   dropReplica(sha256: string): void;
-  /** Starts another node's agent here, keeping its id and name (a failover). */
-  adopt(agent: AdoptedAgent, module: Uint8Array): Promise<void>;
+  /** Starts another node's agent here, keeping its id and name (a failover), from `state` when handed over. */
+  adopt(agent: AdoptedAgent, module: Uint8Array, state?: InstanceSnapshot): Promise<void>;
+  /** An agent's state for a hand-over; from then on it takes no messages. */
+  capture(agentId: string): Promise<InstanceSnapshot | undefined>;
   /** Stops and forgets an agent that runs on another node now. */
   drop(agentId: string): Promise<void>;
   /** Stops every agent this node runs, keeping them (a minority side). */
@@ -93,7 +99,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   let replication: Replication | undefined;
   let failover: Failover | undefined;
   /** Agents being let go here because another node runs them now. */
-  const losing = new Set<string>();
+  const losing = new Map<string, Promise<void>>();
   const registry = createAgentRegistry({
     onLost: (agentId) => lose(agentId),
     nodeId,
@@ -106,15 +112,56 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
 
   function lose(agentId: string): void {
     if (losing.has(agentId)) return;
-    losing.add(agentId);
     log.info({ agent_id: agentId, node_id: registry.held(agentId)?.node_id }, 'agent runs on another node now: stopped and deleted here');
-    host
+    const dropped = host
       .drop(agentId)
       .catch((err: unknown) => log.warn({ agent_id: agentId, err }, 'could not stop an agent another node runs now'))
       .finally(() => {
         losing.delete(agentId);
         reconcile();
       });
+    losing.set(agentId, dropped);
+  }
+
+  /** Another node, leaving, hands this one an agent with its state. */
+  async function takeHandOver(handOver: HandOver, fromNode: string): Promise<RegistryEntry> {
+    const { entry } = handOver;
+    const from = membership?.member(fromNode);
+    const module = await replication?.fetch(entry.module_sha256, from === undefined ? [] : [from]);
+    if (module === undefined) throw new SvcError('UNAVAILABLE', `module ${entry.module_sha256} could not be fetched from node ${fromNode}`, { reason: 'module_unavailable', agent_id: entry.agent_id });
+    registry.learn(entry);
+    registry.adopt(entry.agent_id);
+    await host.adopt(
+      { agent_id: entry.agent_id, name: entry.name, capabilities: entry.capabilities, memory_limit: entry.memory_limit ?? 0, cpu_shares: entry.cpu_shares ?? 0, created_at: entry.created_at },
+      module,
+      handOver.snapshot,
+    );
+    reconcile();
+    const written = registry.get(entry.agent_id);
+    if (written === undefined || written.node_id !== nodeId) throw new SvcError('INTERNAL', `agent ${entry.agent_id} started but its entry was not written here`);
+    log.info({ agent_id: entry.agent_id, name: entry.name, from: fromNode, to: nodeId, state_kept: handOver.snapshot !== undefined }, 'agent handed over');
+    return written;
+  }
+
+  /** Leaving: each agent goes, with its state, to the node that would fail it over; then this node lets it go. */
+  async function handOverAll(current: Membership, nodeClients: NodeClients): Promise<void> {
+    const peers = current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
+    if (peers.length === 0) return;
+    const ids = peers.map((m) => m.node_id);
+    const own = registry.live().filter((entry) => entry.node_id === nodeId);
+    await Promise.all(
+      own.map(async (entry) => {
+        const target = peers.find((m) => m.node_id === failoverTarget(entry, ids))!;
+        try {
+          const snapshot = await host.capture(entry.agent_id);
+          const written = await nodeClients.handOver(target, { entry, snapshot });
+          if (written !== undefined) registry.learn(written);
+        } catch (err) {
+          log.warn({ agent_id: entry.agent_id, node_id: target.node_id, err }, 'could not hand an agent over; it fails over without its state once this node has left');
+        }
+      }),
+    );
+    await Promise.all(losing.values());
   }
 
   function reconcile(): void {
@@ -174,6 +221,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           cluster.rememberClient(message.sender, fromNode);
           return local.deliver(message);
         },
+        handOver: takeHandOver,
       };
     },
   });
@@ -239,6 +287,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     stop() {
       stopping ??= (async () => {
         stopReconcile?.();
+        if (membership !== undefined && clients !== undefined) await handOverAll(membership, clients);
         if (membership !== undefined) {
           await membership.leave();
           await membership.stop();

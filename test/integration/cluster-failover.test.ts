@@ -114,4 +114,32 @@ describe('replication and failover across three processes', () => {
     const answered = await request(`${restarted.api}/api/v1/agents/${[...ids.keys()][0]!}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'through the restarted node' }) });
     assert.equal(answered.status, 202, JSON.stringify(answered.body));
   });
+
+  it('a node stopped with SIGTERM hands its agents over first, with their state: a counter counts on', async () => {
+    const [a, b, c] = nodes as [Node, Node, Node];
+    const deployed = await deployExample(c.api, 'handed-counter', 'counter');
+    assert.equal(deployed.status, 201, JSON.stringify(deployed.body));
+    const agentId = String(deployed.body.agent_id);
+    const call = (node: Node) => request(`${node.api}/api/v1/agents/${agentId}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'count' }) });
+    for (const expected of ['1', '2', '3']) {
+      const answer = await call(c);
+      assert.equal(answer.status, 200, JSON.stringify(answer.body));
+      assert.equal(answer.body.content, expected);
+    }
+    const run = await c.svc.stop();
+    nodes.pop();
+    assert.equal(run.code, 0);
+    const handed = [...a.svc.logs(), ...b.svc.logs()].find((l) => l.msg === 'agent handed over' && l.agent_id === agentId);
+    assert.ok(handed, 'a survivor logged the hand-over before the node left');
+    assert.equal(handed.from, c.id);
+    assert.equal(handed.state_kept, true);
+    const owner = handed.to === a.id ? a : b;
+    const listed = await until('the counter listed on its new node', async () => ({ status: 200, body: { agents: await agents(a) } }), (ans) => (ans.body.agents as Listed[]).some((x) => x.agent_id === agentId && x.node_id === owner.id));
+    assert.equal((listed.body.agents as Listed[]).filter((x) => x.agent_id === agentId).length, 1);
+    const next = await call(owner);
+    assert.equal(next.status, 200, JSON.stringify(next.body));
+    assert.equal(next.body.content, '4', 'the count survived the hand-over');
+    const failovers = metric((await request(`${a.api}/api/v1/metrics`)).body, 'svc_cluster_failovers_total') + metric((await request(`${b.api}/api/v1/metrics`)).body, 'svc_cluster_failovers_total');
+    assert.equal(failovers, 3, 'a hand-over is not a failover: only the three of the crash are counted');
+  });
 });
