@@ -166,6 +166,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         });
         if (!host.accepting) throw unavailable(false);
         const agentId = options.newId();
+        await remote()?.claimName(valid.name, agentId);
         const agent = {
           agentId,
           name: valid.name,

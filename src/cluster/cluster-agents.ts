@@ -28,6 +28,7 @@ export interface ClusterAgentsOptions {
   readonly forwarded: () => void;
   readonly localChanged: () => void;
   readonly replicate: (sha256: string, module: Uint8Array) => Promise<void>;
+  readonly claimName: (name: string, agentId: string) => Promise<void>;
   readonly movedAway: (agentId: string) => boolean;
 }
 
@@ -116,6 +117,7 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
     },
     localChanged: () => options.localChanged(),
     replicate: (sha256, module) => options.replicate(sha256, module),
+    claimName: (name, agentId) => options.claimName(name, agentId),
     movedAway: (agentId) => options.movedAway(agentId),
     rememberClient(sender, via) {
       if (!sender.startsWith(CLIENT_PREFIX) || via === nodeId) return;

@@ -30,6 +30,8 @@ export interface LocalAgents {
   fetchModule(sha256: string): Promise<Uint8Array>;
   /** Starts an agent another node hands over; resolves with its entry as this node wrote it. */
   handOver(handOver: HandOver, fromNode: string): Promise<RegistryEntry>;
+  /** Whether this node accepts another node's claim of a name (name-claims.ts). */
+  claimName(name: string, agentId: string, fromNode: string): boolean;
 }
 
 export interface ClusterHandlerOptions {
@@ -89,6 +91,9 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
       if (handOver === undefined) throw new SvcError('INVALID_ARGUMENT', 'not a hand-over this node can read', { reason: 'malformed' });
       return { entry_json: JSON.stringify(await local.handOver(handOver, fromNode)) };
     }),
+    ClaimName: unary('ClaimName', (r: { name: string; agent_id: string }) => `${r.name}\n${r.agent_id}`, async (request, local, fromNode) => ({
+      accepted: local.claimName(request.name, request.agent_id, fromNode),
+    })),
     UndeployAgent: unary('UndeployAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => {
       await local.undeploy(request.agent_id);
       return {};

@@ -41,6 +41,8 @@ export interface NodeClients {
   fetchModule(node: NodeRef, sha256: string): Promise<Uint8Array>;
   /** Hands an agent over to `node`; resolves with the entry it wrote. */
   handOver(node: NodeRef, handOver: HandOver): Promise<RegistryEntry | undefined>;
+  /** Whether `node` accepts this node's claim of `name` for `agentId`. */
+  claimName(node: NodeRef, name: string, agentId: string): Promise<boolean>;
   close(): void;
 }
 
@@ -165,6 +167,13 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
         return asRegistryEntry(JSON.parse(reply.entry_json));
       } catch (error) {
         throw error instanceof SyntaxError ? error : rebuild(error as ServiceError);
+      }
+    },
+    async claimName(node, name, agentId) {
+      try {
+        return (await call<{ accepted: boolean }>(node, 'ClaimName', { name, agent_id: agentId }, `${name}\n${agentId}`)).accepted;
+      } catch (error) {
+        throw rebuild(error as ServiceError);
       }
     },
     close() {

@@ -26,6 +26,7 @@ import { createFailover, failoverTarget, type AdoptedAgent, type Failover } from
 import type { HandOver } from './hand-over.js';
 import type { RegistryEntry } from './registry-entry.js';
 import { suspicionTimeoutMs } from './formulas.js';
+import { createNameClaims } from './name-claims.js';
 import { createReplication, type Replication } from './replication.js';
 import { checkClusterSettings, openClusterNode } from './cluster-node.js';
 import { createClusterHandlers, type LocalAgents } from './cluster-service-handlers.js';
@@ -34,8 +35,11 @@ import { decodeKnownMembers, encodeKnownMembers, knownMembers, rejoinAddresses }
 import { MEMBER_STATES } from './member.js';
 import type { Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
-import { createNodeClients, type NodeClients } from './node-clients.js';
+import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
 import { schedulePeriodic } from './periodic.js';
+
+/** A name claimed for a deploy stays claimed this long: the winner's registry entry has spread by then. */
+export const NAME_CLAIM_TTL_MS = 10_000;
 
 /** How often this node's registry entries are compared with what it hosts (a deploy or undeploy is written at once). */
 export const RECONCILE_INTERVAL_MS = 1_000;
@@ -45,7 +49,7 @@ export interface ClusterHost {
   /** The agents this node hosts now; undefined while its agents do not run. */
   localAgents(): Array<Omit<LocalAgent, 'replicas'>> | undefined;
   /** This node's agents, as other nodes' calls reach them; undefined while they do not run. */
-  local(): Omit<LocalAgents, 'deliver' | 'handOver'> & { deliver(message: Message): RouteOutcome } | undefined;
+  local(): Omit<LocalAgents, 'deliver' | 'handOver' | 'claimName'> & { deliver(message: Message): RouteOutcome } | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
@@ -100,6 +104,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   let failover: Failover | undefined;
   /** Agents being let go here because another node runs them now. */
   const losing = new Map<string, Promise<void>>();
+  const claims = createNameClaims({ now: () => clock.now(), ttlMs: NAME_CLAIM_TTL_MS, taken: (name) => registry.byName(name)?.agent_id });
   const registry = createAgentRegistry({
     onLost: (agentId) => lose(agentId),
     nodeId,
@@ -141,6 +146,21 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     if (written === undefined || written.node_id !== nodeId) throw new SvcError('INTERNAL', `agent ${entry.agent_id} started but its entry was not written here`);
     log.info({ agent_id: entry.agent_id, name: entry.name, from: fromNode, to: nodeId, state_kept: handOver.snapshot !== undefined }, 'agent handed over');
     return written;
+  }
+
+  /** A deploy here claims its name with every alive peer before it is acknowledged. */
+  async function claimName(name: string, agentId: string, peers: readonly NodeRef[], nodeClients: NodeClients): Promise<void> {
+    const conflict = () => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
+    if (!claims.claim({ name, agent_id: agentId, node_id: nodeId })) throw conflict();
+    const answers = await Promise.all(
+      peers.map((peer) =>
+        nodeClients.claimName(peer, name, agentId).catch((err: unknown) => {
+          log.warn({ node_id: peer.node_id, name, err }, 'a node did not answer a name claim; deploying without its consent');
+          return true;
+        }),
+      ),
+    );
+    if (answers.includes(false) || claims.heldByOther(name, agentId)) throw conflict();
   }
 
   /** Leaving: each agent goes, with its state, to the node that would fail it over; then this node lets it go. */
@@ -222,6 +242,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           return local.deliver(message);
         },
         handOver: takeHandOver,
+        claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
       };
     },
   });
@@ -273,6 +294,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         forwarded: () => metrics.clusterMessagesForwarded.inc(),
         localChanged: reconcile,
         replicate: (sha256, module) => copies.replicate(sha256, module).then(() => undefined),
+        claimName: (name, agentId) => claimName(name, agentId, peers(), nodeClients),
         movedAway: (agentId) => {
           const entry = registry.held(agentId);
           return entry !== undefined && entry.node_id !== nodeId;
