@@ -32,12 +32,12 @@ async function start(dir: string, seeds: string[]): Promise<Node> {
   return { svc, dir, api, id: String(joined.node_id), gossip: String(joined.address) };
 }
 
-async function poll(check: () => boolean | Promise<boolean>): Promise<void> {
+async function poll(what: () => string, check: () => boolean | Promise<boolean>): Promise<void> {
   for (let i = 0; i < 6_000; i++) {
     if (await check()) return;
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
-  throw new Error('timed out');
+  throw new Error(`timed out: ${what()}`);
 }
 
 const aliveEverywhere = (nodes: readonly Node[]) =>
@@ -62,10 +62,12 @@ export async function clusterFailover(): Promise<Row[]> {
       const marks = survivors.map((n) => n.svc.logs().length);
       const killedAt = performance.now();
       await victim.svc.kill();
-      const dead = poll(() => survivors.every((n, i) => n.svc.logs().slice(marks[i]).some((l) => l.msg === 'cluster member changed' && l.node_id === victim.id && l.to === 'dead'))).then(() => detection.push(performance.now() - killedAt));
-      const answers = poll(async () => {
+      const dead = poll(() => `${victim.id} declared dead by both survivors`, () => survivors.every((n, i) => n.svc.logs().slice(marks[i]).some((l) => l.msg === 'cluster member changed' && l.node_id === victim.id && l.to === 'dead'))).then(() => detection.push(performance.now() - killedAt));
+      let last: unknown;
+      const answers = poll(() => `agent ${agentId} answering on ${survivors[0]!.id}; last answer ${JSON.stringify(last)}; survivors' lines: ${JSON.stringify(survivors.flatMap((n) => n.svc.logs().filter((l) => /fail|agent/.test(l.msg))).slice(-10))}`, async () => {
         // A refused or reset connection is one more poll, as a client would retry.
-        const call = await request(`${survivors[0]!.api}/api/v1/agents/${agentId}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'up?', timeout_ms: 1000 }) }).catch(() => undefined);
+        const call = await request(`${survivors[0]!.api}/api/v1/agents/${agentId}/call?timeout_ms=1000`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'up?' }) }).catch(() => undefined);
+        last = call;
         return call?.status === 200;
       }).then(() => answering.push(performance.now() - killedAt));
       await Promise.all([dead, answers]);
