@@ -90,9 +90,6 @@ export function createClusterHost(parts: { host(): AgentHost | undefined; store(
       parts.store()?.setMeta(key, value);
     },
     getModule: (sha256) => parts.store()?.getModule(sha256),
-    putReplica(module) {
-      storeOf().putReplica(module, Date.now());
-    },
     replicas: () => parts.store()?.replicas() ?? [],
     dropReplica(sha256) {
       storeOf().dropReplica(sha256);

@@ -15,6 +15,9 @@
  *   in progress, so concurrent deploys cannot overshoot it. The steps are the
  *   spans `svc.wasm.validate` (here), then `svc.runtime.create`,
  *   `svc.registry.register` and `svc.events.emit` (agent-host.ts `deploy`).
+ *   In a cluster the name is first claimed with every alive node
+ *   (ALREADY_EXISTS when another deploy holds it), and the deploy answers
+ *   once the module is also stored on `replication_factor` nodes.
  * - **send** resolves once the message is queued (202). NOT_FOUND: no such
  *   agent (or it is being undeployed); RESOURCE_EXHAUSTED: its mailbox is
  *   full, try later; UNAVAILABLE: the agent failed (it takes no messages

@@ -54,8 +54,6 @@ export interface ClusterHost {
   setMeta(key: string, value: string): void;
   /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
   getModule(sha256: string): Uint8Array | undefined;
-  /** Keeps a module as a replica for another node's agent. */
-  putReplica(module: Uint8Array): void;
   /** Modules held as replicas. */
   replicas(): string[];
   dropReplica(sha256: string): void;
