@@ -19,6 +19,7 @@ import { GRPC_BENCHMARKS } from './api-grpc.bench.js';
 import { HTTP_BENCHMARKS } from './api-http.bench.js';
 import { BUS_BENCHMARKS } from './bus.bench.js';
 import { CLUSTER_BENCHMARKS } from './cluster.bench.js';
+import { CLUSTER_FAILOVER_BENCHMARKS } from './cluster-failover.bench.js';
 import { CLUSTER_ROUTING_BENCHMARKS } from './cluster-routing.bench.js';
 import { MACHINE_BENCHMARKS } from './machine.bench.js';
 import { OBSERVABILITY_BENCHMARKS } from './observability.bench.js';
@@ -28,7 +29,7 @@ import { STORE_BENCHMARKS } from './store.bench.js';
 import { THROUGHPUT_BENCHMARKS } from './throughput.bench.js';
 
 const wanted = new Set(process.argv.slice(2));
-const ALL = [...SANDBOX_BENCHMARKS, ...STORE_BENCHMARKS, ...BUS_BENCHMARKS, ...AGENT_BENCHMARKS, ...GRPC_BENCHMARKS, ...HTTP_BENCHMARKS, ...OBSERVABILITY_BENCHMARKS, ...SECURITY_BENCHMARKS, ...MACHINE_BENCHMARKS, ...CLUSTER_BENCHMARKS, ...CLUSTER_ROUTING_BENCHMARKS, ...THROUGHPUT_BENCHMARKS];
+const ALL = [...SANDBOX_BENCHMARKS, ...STORE_BENCHMARKS, ...BUS_BENCHMARKS, ...AGENT_BENCHMARKS, ...GRPC_BENCHMARKS, ...HTTP_BENCHMARKS, ...OBSERVABILITY_BENCHMARKS, ...SECURITY_BENCHMARKS, ...MACHINE_BENCHMARKS, ...CLUSTER_BENCHMARKS, ...CLUSTER_ROUTING_BENCHMARKS, ...THROUGHPUT_BENCHMARKS, ...CLUSTER_FAILOVER_BENCHMARKS];
 const unknown = [...wanted].filter((name) => !ALL.some(([known]) => known === name));
 if (unknown.length > 0) {
   console.error(`unknown benchmark(s): ${unknown.join(', ')}; known: ${ALL.map(([name]) => name).join(', ')}`);

@@ -158,7 +158,8 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
 
   const parts: { store?: GuardedStore; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
   const nodeId = config.cluster.node_id === '' ? opened.nodeId : config.cluster.node_id;
-  const clusterHost = createClusterHost({ host: () => parts.host, store: () => parts.store }, () => cluster?.agents()?.localChanged());
+  // The cluster joins before the services start: until then it reads the members it last knew from the store opened above.
+  const clusterHost = createClusterHost({ host: () => parts.host, store: () => parts.store ?? opened, nodeId }, () => cluster?.agents()?.localChanged());
   const cluster: ServerCluster | undefined =
     config.cluster.addr === ''
       ? undefined
@@ -235,7 +236,9 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
           sendPolicy,
           newId,
           ...(options.random === undefined ? {} : { random: options.random }),
-          ...(cluster === undefined ? {} : { remote: { forward: (message) => cluster.agents()?.forward(message) } }),
+          ...(cluster === undefined
+            ? {}
+            : { remote: { forward: (message) => cluster.agents()?.forward(message) }, movedAway: (agentId: string) => cluster.agents()?.movedAway(agentId) === true }),
         });
         host.onExit(() => {
           if (parts.host === host) parts.host = undefined;
@@ -330,24 +333,27 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
     lock.release();
     throw error;
   }
-  try {
-    await root.start();
-  } catch (error) {
-    // The supervisor stopped what it had started, the store included.
-    security.close();
-    lock.release();
-    throw error;
-  }
+  // A cluster node joins first: the registry it syncs tells the restore which of its agents moved to another node meanwhile.
   if (cluster !== undefined) {
     const addresses = options.listenerAddresses?.();
     try {
       await cluster.start({ grpc: addresses?.grpc ?? '', http: addresses?.http ?? '' });
     } catch (error) {
-      await root.stop('shutdown');
+      await Promise.all([metricsExport.shutdown(), tracing.shutdown()]);
       security.close();
+      opened?.close();
       lock.release();
       throw error;
     }
+  }
+  try {
+    await root.start();
+  } catch (error) {
+    // The supervisor stopped what it had started, the store included.
+    await cluster?.stop();
+    security.close();
+    lock.release();
+    throw error;
   }
   starting = false;
   log.info({ data_dir: dataDir, node_id: nodeId, workers: parts.pool?.stats().workers, agents: parts.host?.size }, 'started');

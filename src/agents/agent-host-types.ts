@@ -9,7 +9,7 @@ import type { MessageBus } from '../bus/bus.js';
 import type { MessageHistory } from '../bus/history.js';
 import type { IdGenerator } from '../bus/message-id.js';
 import type { Admission } from '../sandbox/admission.js';
-import type { AdmittedModule, ExecutorPool } from '../sandbox/types.js';
+import type { AdmittedModule, ExecutorPool, InstanceSnapshot } from '../sandbox/types.js';
 import type { NewAgent, Store } from '../store/types.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
@@ -69,6 +69,8 @@ export interface AgentHostOptions {
   remote?: RemoteRoute;
   /** The server's id generator, for the messages its agents send. */
   newId: IdGenerator;
+  /** In a cluster: whether a stored agent now runs on another node (it failed over while this one was down); such an agent is not restored but deleted here. */
+  movedAway?: (agentId: string) => boolean;
 }
 
 export interface HostStats extends DispatcherStats {
@@ -93,9 +95,10 @@ export interface AgentHost {
    * its module, registers it, publishes its lifecycle events (see the module
    * comment). Resolves once all of that is done; otherwise rejects having
    * stopped and forgotten the agent (ALREADY_EXISTS for a taken name,
-   * UNAVAILABLE while stopping, or the start's or the store's error).
+   * UNAVAILABLE while stopping, or the start's or the store's error). With
+   * `state` (a hand-over) the agent starts from that snapshot, not afresh.
    */
-  deploy(agent: NewAgent, module: Uint8Array, admitted: AdmittedModule): Promise<AgentRuntime>;
+  deploy(agent: NewAgent, module: Uint8Array, admitted: AdmittedModule, state?: InstanceSnapshot): Promise<AgentRuntime>;
   /**
    * Undeploy: delete the record (the store's error, if that fails, with the
    * agent untouched), then stop (drain within the shutdown timeout) and
@@ -107,6 +110,10 @@ export interface AgentHost {
    * again. NOT_FOUND if unknown or being undeployed.
    */
   restart(agentId: string): Promise<void>;
+  /** An agent's state for a hand-over (agent-runtime.ts `captureState`); from then on it takes no messages. Undefined for an unknown agent. */
+  captureAgent(agentId: string): Promise<InstanceSnapshot | undefined>;
+  /** Stops a registered agent and keeps it (stored, listed `stopped`) until `restart`. */
+  stopAgent(agentId: string): Promise<void>;
   /** The id of the agent named `agentIdOrName` on this node, or the value itself (an id, or nothing known). */
   resolve(agentIdOrName: string): string;
   /** The agents' own log lines (agent-logs.ts). */

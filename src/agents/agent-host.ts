@@ -32,7 +32,7 @@
 import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
 import { PLATFORM_SENDER, type FailureReason } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
-import type { AdmittedModule } from '../sandbox/types.js';
+import type { AdmittedModule, InstanceSnapshot } from '../sandbox/types.js';
 import type { AgentRecord, NewAgent } from '../store/types.js';
 import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
@@ -191,13 +191,14 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     agent.dispose();
   }
 
-  async function deploy(input: NewAgent, module: Uint8Array, admitted: AdmittedModule): Promise<AgentRuntime> {
+  async function deploy(input: NewAgent, module: Uint8Array, admitted: AdmittedModule, state?: InstanceSnapshot): Promise<AgentRuntime> {
     if (!accepting) throw draining();
     if (memory.pressured()) throw memoryPressure();
     if (names.has(input.name)) throw nameTaken(input.name);
     // What the store will hold; its answer replaces it once written.
     const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, restartCount: 0, updatedAt: input.createdAt };
     const agent = track(record, admitted, 'deploy');
+    agent.handedOver = state;
     const attributes = { [SPAN_ATTRIBUTES.agentId]: agent.id };
     let started = false;
     try {
@@ -249,6 +250,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       accepting: () => accepting,
       start: restoreOne,
       fail: (record, reason) => track(record, undefined, 'restore').fail(reason),
+      ...(options.movedAway === undefined ? {} : { movedAway: options.movedAway }),
     });
     if (count > 0) log.info({ agents: count, running: countStates().running }, 'restored stored agents');
   }
@@ -336,6 +338,18 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       const agent = get(agentId);
       if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
       return restartAgent(supervisor, agent, () => metrics.agentRestarts.inc());
+    },
+    async captureAgent(agentId) {
+      return get(agentId)?.captureState();
+    },
+    async stopAgent(agentId) {
+      if (get(agentId) === undefined) return;
+      try {
+        await supervisor.terminateChild(agentId);
+      } catch (error) {
+        // A stored agent that failed to restore has no child to stop.
+        if (!(error instanceof SupervisorError && error.code === 'not_found')) throw error;
+      }
     },
     router,
     deliverForwarded(message) {

@@ -3,7 +3,8 @@
  * admitted again and started, a bounded number at a time. An agent that
  * cannot come back (its module no longer passes admission under the current
  * limits, or its start fails) is kept and listed as `failed`: it was
- * acknowledged once, so only an undeploy removes it.
+ * acknowledged once, so only an undeploy removes it. In a cluster, an agent
+ * another node took over while this one was down is deleted instead.
  */
 import type { Admission } from '../sandbox/admission.js';
 import type { AdmittedModule } from '../sandbox/types.js';
@@ -28,9 +29,16 @@ export interface RestoreTarget {
   start(record: AgentRecord, admitted: AdmittedModule): Promise<unknown>;
   /** Registers an agent that cannot even be admitted, as failed with `reason`. */
   fail(record: AgentRecord, reason: string): void;
+  /** Whether the agent runs on another node of the cluster now: it is deleted here instead of restored. */
+  movedAway?(agentId: string): boolean;
 }
 
 async function restoreOne(target: RestoreTarget, record: AgentRecord): Promise<void> {
+  if (target.movedAway?.(record.agentId) === true) {
+    target.store.deleteAgent(record.agentId);
+    target.log.info({ agent_id: record.agentId, name: record.name }, 'stored agent runs on another node now: deleted here, not restored');
+    return;
+  }
   let admitted: AdmittedModule;
   try {
     const bytes = target.store.getModule(record.moduleSha256);

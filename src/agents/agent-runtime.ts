@@ -105,6 +105,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   restartRequested = false;
   messagesReceived = 0;
   messagesSent = 0;
+  /** State handed over by another node (its hibernation snapshot): the first start restores it instead of starting afresh. */
+  handedOver: InstanceSnapshot | undefined;
   /** Linear memory of the instance (of its snapshot while hibernated); set through `setMemory`. */
   memoryBytes = 0;
 
@@ -244,6 +246,21 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     this.actor.send({ type: 'wake' });
   }
 
+  /**
+   * The agent's state for a hand-over to another node: it takes no more
+   * messages, finishes those it holds (at most a mailbox's worth), then its
+   * instance is snapshotted (or its hibernation snapshot read).
+   */
+  async captureState(): Promise<InstanceSnapshot | undefined> {
+    this.accepting = false;
+    for (let i = 0; i <= this.env.mailboxSize && (this.inFlight !== undefined || this.mailbox.length > 0); i++) {
+      await new Promise<void>((resolve) => (this.drained = resolve));
+    }
+    const instance = this.instance;
+    if (instance !== undefined) return this.env.pool.snapshot(instance);
+    return this.actor.getSnapshot().context.snapshot;
+  }
+
   /** The dispatcher settled the execution in flight: a drain waiting for it goes on. */
   executionSettled(): void {
     const drained = this.drained;
@@ -308,7 +325,9 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     const { pool, agentLog } = this.env;
     if (this.admitted === undefined) throw new Error(`agent ${this.id} has no admitted module`);
     const options = { label: this.id, memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
-    const placement = await pool.instantiate(this.admitted, snapshot === undefined ? options : { ...options, snapshot });
+    const state = snapshot ?? this.handedOver;
+    this.handedOver = undefined;
+    const placement = await pool.instantiate(this.admitted, state === undefined ? options : { ...options, snapshot: state });
     // A start or wake given up on (a stop, the startup timeout): its instance must not outlive it.
     if (signal.aborted) {
       void pool.release(placement.instance);

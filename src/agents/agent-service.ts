@@ -15,6 +15,9 @@
  *   in progress, so concurrent deploys cannot overshoot it. The steps are the
  *   spans `svc.wasm.validate` (here), then `svc.runtime.create`,
  *   `svc.registry.register` and `svc.events.emit` (agent-host.ts `deploy`).
+ *   In a cluster the name is first claimed with every alive node
+ *   (ALREADY_EXISTS when another deploy holds it), and the deploy answers
+ *   once the module is also stored on `replication_factor` nodes.
  * - **send** resolves once the message is queued (202). NOT_FOUND: no such
  *   agent (or it is being undeployed); RESOURCE_EXHAUSTED: its mailbox is
  *   full, try later; UNAVAILABLE: the agent failed (it takes no messages
@@ -168,6 +171,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         });
         if (!host.accepting) throw unavailable(false);
         const agentId = options.newId();
+        await remote()?.claimName(valid.name, agentId);
         const agent = {
           agentId,
           name: valid.name,
@@ -184,6 +188,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         } catch (error) {
           throw isStoreError(error) ? fromStoreError(error) : fromStartFailure(error, agentId);
         }
+        await remote()?.replicate(admitted.sha256, valid.module);
         remote()?.localChanged();
         return { agent_id: agentId };
       } finally {

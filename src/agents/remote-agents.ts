@@ -28,4 +28,10 @@ export interface RemoteAgents {
   members(): ClusterMember[];
   /** Tells the cluster this node's agents changed (a deploy, an undeploy), so the registry gossips it now. */
   localChanged(): void;
+  /** Stores a deployed agent's module on other nodes (`cluster.replication_factor`); resolves once they hold it. */
+  replicate(sha256: string, module: Uint8Array): Promise<void>;
+  /** Claims `name` for a deploy of `agentId` with every alive node; ALREADY_EXISTS when another deploy holds it. */
+  claimName(name: string, agentId: string): Promise<void>;
+  /** Whether a stored agent of this node runs on another node now (it failed over while this node was down). */
+  movedAway(agentId: string): boolean;
 }

@@ -10,7 +10,14 @@
  * A node that restarts forgets its versions. When its own entry comes back
  * from the cluster at a version at least as high as what it wrote, it
  * writes the entry again above it (as a member refutes an accusation), or a
- * tombstone when it no longer hosts that agent.
+ * tombstone when it no longer hosts that agent. Until its first `reconcile`
+ * (a restarted node syncs before it restores its agents) it only listens.
+ *
+ * An agent moves (failover, hand-over) when another node writes its entry
+ * at a higher version. The node that takes an agent over says so first
+ * (`adopt`), so its next reconcile writes above the old owner's entry; a
+ * node that finds an agent it runs owned elsewhere at a version above its
+ * own lets it go (`onLost`), so two copies never both stay.
  */
 import type { Clock } from '../../supervisors/clock.js';
 import { createBroadcastQueue } from './broadcast-queue.js';
@@ -26,12 +33,22 @@ export interface AgentRegistryOptions {
   readonly retransmitMult: number;
   readonly memberCount: () => number;
   readonly tombstoneLifetimeMs: number;
+  /** An agent this node runs is now another node's (a failover or hand-over won elsewhere): stop and forget it here. */
+  readonly onLost?: (agentId: string) => void;
 }
 
 export interface AgentRegistry {
   readonly delegate: MembershipDelegate;
   /** Writes this node's entries from what it hosts now: new or changed ones at a higher version, vanished ones as tombstones. */
   reconcile(local: readonly LocalAgent[]): void;
+  /** The next reconcile writes this agent's entry as this node's, above whoever held it (a failover or hand-over). */
+  adopt(agentId: string): void;
+  /** Merges an entry heard outside gossip (a hand-over's answer), as gossip would. */
+  learn(entry: RegistryEntry): void;
+  /** The entry held for an agent, tombstones included. */
+  held(agentId: string): RegistryEntry | undefined;
+  /** Whether the first reconcile has run: before it, this node's own entries coming back are only kept. */
+  readonly reconciled: boolean;
   /** A live (not undeployed) entry. */
   get(agentId: string): RegistryEntry | undefined;
   /** Every live entry. */
@@ -70,6 +87,9 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   const buried = new Map<string, number>();
   /** What this node hosts, from its last reconcile. */
   const hosted = new Map<string, LocalAgent>();
+  /** Agents this node takes over: their next write goes above another node's entry. */
+  const adopting = new Set<string>();
+  let reconciled = false;
   const queue = createBroadcastQueue({ retransmitMult: options.retransmitMult, memberCount: options.memberCount });
 
   function store(entry: RegistryEntry): void {
@@ -93,7 +113,13 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
   function merge(incoming: RegistryEntry): void {
     const held = entries.get(incoming.agent_id);
     if (!supersedes(incoming, held)) return;
-    if (incoming.node_id === nodeId) {
+    if (incoming.node_id !== nodeId && hosted.has(incoming.agent_id) && !adopting.has(incoming.agent_id)) {
+      store(incoming);
+      hosted.delete(incoming.agent_id);
+      options.onLost?.(incoming.agent_id);
+      return;
+    }
+    if (incoming.node_id === nodeId && reconciled) {
       // Our own entry, written before a restart (or a copy of the one we hold): ours is the truth.
       const stale = hosted.has(incoming.agent_id) ? incoming.deleted || !sameContent(incoming, { ...hosted.get(incoming.agent_id)!, node_id: nodeId, deleted: false }) : !incoming.deleted;
       if (stale) {
@@ -120,6 +146,11 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     delegate,
     reconcile(local) {
       const now = new Map(local.map((agent) => [agent.agent_id, agent]));
+      if (!reconciled) {
+        reconciled = true;
+        // Entries of ours the cluster kept for agents this node no longer runs (it was down meanwhile).
+        for (const held of entries.values()) if (held.node_id === nodeId && !held.deleted && !now.has(held.agent_id)) write({ ...held, version: held.version + 1, deleted: true });
+      }
       for (const [id] of hosted) {
         if (now.has(id)) continue;
         hosted.delete(id);
@@ -127,12 +158,27 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
         if (held !== undefined && held.node_id === nodeId && !held.deleted) write({ ...held, version: held.version + 1, deleted: true });
       }
       for (const agent of local) {
-        hosted.set(agent.agent_id, agent);
         const held = entries.get(agent.agent_id);
+        if (held !== undefined && held.node_id !== nodeId && !adopting.has(agent.agent_id)) {
+          // Another node wrote this agent after us: it runs there now.
+          hosted.delete(agent.agent_id);
+          options.onLost?.(agent.agent_id);
+          continue;
+        }
+        adopting.delete(agent.agent_id);
+        hosted.set(agent.agent_id, agent);
         const next = { ...agent, node_id: nodeId, deleted: false };
         if (held !== undefined && sameContent(held, next)) continue;
         write({ ...next, version: (held?.version ?? 0) + 1 });
       }
+    },
+    adopt(agentId) {
+      adopting.add(agentId);
+    },
+    held: (agentId) => entries.get(agentId),
+    learn: merge,
+    get reconciled() {
+      return reconciled;
     },
     get(agentId) {
       const entry = entries.get(agentId);

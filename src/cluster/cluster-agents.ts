@@ -27,6 +27,9 @@ export interface ClusterAgentsOptions {
   /** Counts each message sent on to another node. */
   readonly forwarded: () => void;
   readonly localChanged: () => void;
+  readonly replicate: (sha256: string, module: Uint8Array) => Promise<void>;
+  readonly claimName: (name: string, agentId: string) => Promise<void>;
+  readonly movedAway: (agentId: string) => boolean;
 }
 
 export interface ClusterAgents extends RemoteAgents {
@@ -114,6 +117,9 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
       return options.members().map((m): ClusterMember => ({ ...m, agents: counts.get(m.node_id) ?? 0 }));
     },
     localChanged: () => options.localChanged(),
+    replicate: (sha256, module) => options.replicate(sha256, module),
+    claimName: (name, agentId) => options.claimName(name, agentId),
+    movedAway: (agentId) => options.movedAway(agentId),
     rememberClient(sender, via) {
       if (!sender.startsWith(CLIENT_PREFIX) || via === nodeId) return;
       clientRoutes.delete(sender);

@@ -13,6 +13,9 @@ import { SvcError } from '../errors/svc-error.js';
 import { newTraceId } from '../telemetry/trace-ids.js';
 import { clusterPath, type DeliverOutcomeProto } from './cluster-proto.js';
 import { decodeForwarded } from './forwarded-message.js';
+import { decodeHandOver, handOverContent, type HandOver, type HandOverProto } from './hand-over.js';
+import { moduleContent } from './module-content.js';
+import type { RegistryEntry } from './registry-entry.js';
 import { verifyCall, type CallKey } from './node-call-auth.js';
 
 /** This node's agents, as the calls of other nodes reach them. */
@@ -21,6 +24,14 @@ export interface LocalAgents {
   deliver(message: Message, fromNode: string): RouteOutcome;
   get(agentId: string): Promise<Agent>;
   undeploy(agentId: string): Promise<void>;
+  /** Keeps the module as a replica; with no bytes, only confirms it is held (NOT_FOUND otherwise). */
+  storeModule(sha256: string, module: Uint8Array | undefined): Promise<void>;
+  /** A stored module's bytes; NOT_FOUND when there are none. */
+  fetchModule(sha256: string): Promise<Uint8Array>;
+  /** Starts an agent another node hands over; resolves with its entry as this node wrote it. */
+  handOver(handOver: HandOver, fromNode: string): Promise<RegistryEntry>;
+  /** Whether this node accepts another node's claim of a name (name-claims.ts). */
+  claimName(name: string, agentId: string, fromNode: string): boolean;
 }
 
 export interface ClusterHandlerOptions {
@@ -70,6 +81,19 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
       }),
     })),
     GetAgent: unary('GetAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => ({ agent_json: JSON.stringify(await local.get(request.agent_id)) })),
+    StoreModule: unary('StoreModule', (r: { sha256: string; module: Buffer }) => moduleContent(r.sha256, r.module), async (request, local) => {
+      await local.storeModule(request.sha256, request.module.byteLength === 0 ? undefined : request.module);
+      return {};
+    }),
+    FetchModule: unary('FetchModule', (r: { sha256: string }) => r.sha256, async (request, local) => ({ module: Buffer.from(await local.fetchModule(request.sha256)) })),
+    HandOver: unary('HandOver', (r: HandOverProto) => handOverContent(r), async (request, local, fromNode) => {
+      const handOver = decodeHandOver(request);
+      if (handOver === undefined) throw new SvcError('INVALID_ARGUMENT', 'not a hand-over this node can read', { reason: 'malformed' });
+      return { entry_json: JSON.stringify(await local.handOver(handOver, fromNode)) };
+    }),
+    ClaimName: unary('ClaimName', (r: { name: string; agent_id: string }) => `${r.name}\n${r.agent_id}`, async (request, local, fromNode) => ({
+      accepted: local.claimName(request.name, request.agent_id, fromNode),
+    })),
     UndeployAgent: unary('UndeployAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => {
       await local.undeploy(request.agent_id);
       return {};

@@ -29,6 +29,8 @@ export interface ClusterSettings extends SwimSettings {
   readonly seeds: readonly string[];
   readonly node_id: string;
   readonly secret: string;
+  /** Nodes that store an agent's module before its deploy is acknowledged; 1 (this node alone) when unset. */
+  readonly replication_factor?: number;
 }
 
 /** A setting the membership cannot run with; `key` names it as the configuration does (`cluster.probe_timeout`). */

@@ -13,12 +13,19 @@ import { FAILURE_REASONS, type FailureReason, type Message } from '../bus/messag
 import { SvcError } from '../errors/svc-error.js';
 import { clusterClientConstructor, clusterPath, type DeliverOutcomeProto } from './cluster-proto.js';
 import { encodeForwarded } from './forwarded-message.js';
+import { encodeHandOver, handOverContent, type HandOver } from './hand-over.js';
+import { moduleContent } from './module-content.js';
+import { asRegistryEntry, type RegistryEntry } from './registry-entry.js';
 import { signCall, type CallKey } from './node-call-auth.js';
 
 /** Messages in one Deliver call at most; more start another. */
 export const MAX_BATCH = 256;
 /** A node-to-node call gives up after this. */
 export const NODE_CALL_TIMEOUT_MS = 5_000;
+/** A hand-over waits for the agent to start on the called node (admission and start included). */
+export const HAND_OVER_TIMEOUT_MS = 30_000;
+/** Modules travel between nodes in one message; the largest a server accepts (runtime.max_module_size) is far below. */
+const MAX_MESSAGE_BYTES = 256 * 1024 * 1024;
 
 export interface NodeRef {
   readonly node_id: string;
@@ -29,6 +36,13 @@ export interface NodeClients {
   deliver(node: NodeRef, message: Message): Promise<RouteOutcome>;
   getAgent(node: NodeRef, agentId: string): Promise<Agent>;
   undeploy(node: NodeRef, agentId: string): Promise<void>;
+  /** Stores a module on `node` as a replica; without bytes, asks whether it holds it (NOT_FOUND when not). */
+  storeModule(node: NodeRef, sha256: string, module: Uint8Array | undefined): Promise<void>;
+  fetchModule(node: NodeRef, sha256: string): Promise<Uint8Array>;
+  /** Hands an agent over to `node`; resolves with the entry it wrote. */
+  handOver(node: NodeRef, handOver: HandOver): Promise<RegistryEntry | undefined>;
+  /** Whether `node` accepts this node's claim of `name` for `agentId`. */
+  claimName(node: NodeRef, name: string, agentId: string): Promise<boolean>;
   close(): void;
 }
 
@@ -61,18 +75,21 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
   function clientFor(node: NodeRef): Client {
     let client = clients.get(node.grpc_address);
     if (client === undefined) {
-      client = new Constructor(node.grpc_address, credentials.createInsecure());
+      client = new Constructor(node.grpc_address, credentials.createInsecure(), {
+        'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
+        'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
+      });
       clients.set(node.grpc_address, client);
     }
     return client;
   }
 
-  function call<Res>(node: NodeRef, method: string, request: unknown, content: string): Promise<Res> {
+  function call<Res>(node: NodeRef, method: string, request: unknown, content: string, timeoutMs = NODE_CALL_TIMEOUT_MS): Promise<Res> {
     const metadata = new Metadata();
     for (const [name, value] of Object.entries(signCall(options.key, clusterPath(method), options.nodeId, options.now(), content))) metadata.set(name, value);
     const client = clientFor(node) as unknown as Record<string, Unary>;
     return new Promise((resolve, reject) => {
-      client[method]!.call(client, request, metadata, { deadline: Date.now() + NODE_CALL_TIMEOUT_MS }, (error, response) => {
+      client[method]!.call(client, request, metadata, { deadline: Date.now() + timeoutMs }, (error, response) => {
         if (error) reject(error);
         else resolve(response as Res);
       });
@@ -123,6 +140,38 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
     async undeploy(node, agentId) {
       try {
         await call(node, 'UndeployAgent', { agent_id: agentId }, agentId);
+      } catch (error) {
+        throw rebuild(error as ServiceError);
+      }
+    },
+    async storeModule(node, sha256, module) {
+      const bytes = module === undefined ? Buffer.alloc(0) : Buffer.from(module.buffer, module.byteOffset, module.byteLength);
+      try {
+        await call(node, 'StoreModule', { sha256, module: bytes }, moduleContent(sha256, bytes));
+      } catch (error) {
+        throw rebuild(error as ServiceError);
+      }
+    },
+    async fetchModule(node, sha256) {
+      try {
+        const reply = await call<{ module: Buffer }>(node, 'FetchModule', { sha256 }, sha256);
+        return new Uint8Array(reply.module);
+      } catch (error) {
+        throw rebuild(error as ServiceError);
+      }
+    },
+    async handOver(node, handOver) {
+      const request = encodeHandOver(handOver);
+      try {
+        const reply = await call<{ entry_json: string }>(node, 'HandOver', request, handOverContent(request), HAND_OVER_TIMEOUT_MS);
+        return asRegistryEntry(JSON.parse(reply.entry_json));
+      } catch (error) {
+        throw error instanceof SyntaxError ? error : rebuild(error as ServiceError);
+      }
+    },
+    async claimName(node, name, agentId) {
+      try {
+        return (await call<{ accepted: boolean }>(node, 'ClaimName', { name, agent_id: agentId }, `${name}\n${agentId}`)).accepted;
       } catch (error) {
         throw rebuild(error as ServiceError);
       }

@@ -19,6 +19,11 @@ export interface RegistryEntry {
   /** Milliseconds since the epoch: lists are ordered by (created_at, agent_id) on every node. */
   readonly created_at: number;
   readonly version: number;
+  /** Other nodes that store the module, so the agent can start there if its node dies (written by its node). */
+  readonly replicas?: readonly string[];
+  /** The agent's resources, for a node that starts it in a failover; 0 means the server's maximum. */
+  readonly memory_limit?: number;
+  readonly cpu_shares?: number;
   /** A tombstone: the agent was undeployed. */
   readonly deleted: boolean;
 }
@@ -39,7 +44,8 @@ export function sameContent(a: RegistryEntry, b: Omit<RegistryEntry, 'version'>)
     a.name === b.name &&
     a.state === b.state &&
     a.module_sha256 === b.module_sha256 &&
-    a.deleted === b.deleted
+    a.deleted === b.deleted &&
+    (a.replicas ?? []).join() === (b.replicas ?? []).join()
   );
 }
 
@@ -56,6 +62,8 @@ export function asRegistryEntry(value: unknown): RegistryEntry | undefined {
   if (e.agent_id === '' || e.node_id === '') return undefined;
   for (const key of ['module_size', 'created_at', 'version'] as const) if (!Number.isSafeInteger(e[key])) return undefined;
   if (typeof e.deleted !== 'boolean' || !isStringArray(e.capabilities)) return undefined;
+  if (e.replicas !== undefined && !isStringArray(e.replicas)) return undefined;
+  for (const key of ['memory_limit', 'cpu_shares'] as const) if (e[key] !== undefined && !Number.isSafeInteger(e[key])) return undefined;
   return {
     agent_id: e.agent_id as string,
     node_id: e.node_id as string,
@@ -67,5 +75,8 @@ export function asRegistryEntry(value: unknown): RegistryEntry | undefined {
     created_at: e.created_at as number,
     version: e.version as number,
     deleted: e.deleted,
+    ...(e.replicas === undefined ? {} : { replicas: e.replicas as string[] }),
+    ...(e.memory_limit === undefined ? {} : { memory_limit: e.memory_limit as number }),
+    ...(e.cpu_shares === undefined ? {} : { cpu_shares: e.cpu_shares as number }),
   };
 }

@@ -15,11 +15,19 @@ import type { Clock } from '../../supervisors/clock.js';
 import type { Random } from '../../supervisors/random.js';
 import type { RouteOutcome } from '../agents/router.js';
 import type { Message } from '../bus/message.js';
+import { SvcError } from '../errors/svc-error.js';
+import type { InstanceSnapshot } from '../sandbox/types.js';
 import { META_KEYS } from '../store/meta-keys.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { createAgentRegistry, type LocalAgent } from './agent-registry.js';
 import { createClusterAgents, type ClusterAgents } from './cluster-agents.js';
+import { createFailover, failoverTarget, type AdoptedAgent, type Failover } from './failover.js';
+import type { HandOver } from './hand-over.js';
+import type { RegistryEntry } from './registry-entry.js';
+import { suspicionTimeoutMs } from './formulas.js';
+import { createNameClaims } from './name-claims.js';
+import { createReplication, type Replication } from './replication.js';
 import { checkClusterSettings, openClusterNode } from './cluster-node.js';
 import { createClusterHandlers, type LocalAgents } from './cluster-service-handlers.js';
 import type { ClusterSettings } from './cluster-settings.js';
@@ -27,8 +35,11 @@ import { decodeKnownMembers, encodeKnownMembers, knownMembers, rejoinAddresses }
 import { MEMBER_STATES } from './member.js';
 import type { Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
-import { createNodeClients, type NodeClients } from './node-clients.js';
+import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
 import { schedulePeriodic } from './periodic.js';
+
+/** A name claimed for a deploy stays claimed this long: the winner's registry entry has spread by then. */
+export const NAME_CLAIM_TTL_MS = 10_000;
 
 /** How often this node's registry entries are compared with what it hosts (a deploy or undeploy is written at once). */
 export const RECONCILE_INTERVAL_MS = 1_000;
@@ -36,11 +47,26 @@ export const RECONCILE_INTERVAL_MS = 1_000;
 /** What the cluster reads and writes of this node. */
 export interface ClusterHost {
   /** The agents this node hosts now; undefined while its agents do not run. */
-  localAgents(): LocalAgent[] | undefined;
+  localAgents(): Array<Omit<LocalAgent, 'replicas'>> | undefined;
   /** This node's agents, as other nodes' calls reach them; undefined while they do not run. */
-  local(): Omit<LocalAgents, 'deliver'> & { deliver(message: Message): RouteOutcome } | undefined;
+  local(): Omit<LocalAgents, 'deliver' | 'handOver' | 'claimName'> & { deliver(message: Message): RouteOutcome } | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
+  /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
+  getModule(sha256: string): Uint8Array | undefined;
+  /** Modules held as replicas. */
+  replicas(): string[];
+  dropReplica(sha256: string): void;
+  /** Starts another node's agent here, keeping its id and name (a failover), from `state` when handed over. */
+  adopt(agent: AdoptedAgent, module: Uint8Array, state?: InstanceSnapshot): Promise<void>;
+  /** An agent's state for a hand-over; from then on it takes no messages. */
+  capture(agentId: string): Promise<InstanceSnapshot | undefined>;
+  /** Stops and forgets an agent that runs on another node now. */
+  drop(agentId: string): Promise<void>;
+  /** Stops every agent this node runs, keeping them (a minority side). */
+  suspend(): Promise<void>;
+  /** Starts again the agents `suspend` stopped that this node still hosts. */
+  resume(): Promise<void>;
 }
 
 export interface ServerClusterOptions {
@@ -72,7 +98,13 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   let agents: ClusterAgents | undefined;
   let stopReconcile: (() => void) | undefined;
   let stopping: Promise<void> | undefined;
+  let replication: Replication | undefined;
+  let failover: Failover | undefined;
+  /** Agents being let go here because another node runs them now. */
+  const losing = new Map<string, Promise<void>>();
+  const claims = createNameClaims({ now: () => clock.now(), ttlMs: NAME_CLAIM_TTL_MS, taken: (name) => registry.byName(name)?.agent_id });
   const registry = createAgentRegistry({
+    onLost: (agentId) => lose(agentId),
     nodeId,
     clock,
     retransmitMult: settings.retransmit_mult,
@@ -81,10 +113,91 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     tombstoneLifetimeMs: settings.reconnect_timeout,
   });
 
+  function lose(agentId: string): void {
+    if (losing.has(agentId)) return;
+    log.info({ agent_id: agentId, node_id: registry.held(agentId)?.node_id }, 'agent runs on another node now: stopped and deleted here');
+    const dropped = host
+      .drop(agentId)
+      .catch((err: unknown) => log.warn({ agent_id: agentId, err }, 'could not stop an agent another node runs now'))
+      .finally(() => {
+        losing.delete(agentId);
+        reconcile();
+      });
+    losing.set(agentId, dropped);
+  }
+
+  /** Another node, leaving, hands this one an agent with its state. */
+  async function takeHandOver(handOver: HandOver, fromNode: string): Promise<RegistryEntry> {
+    const { entry } = handOver;
+    const from = membership?.member(fromNode);
+    const module = await replication?.fetch(entry.module_sha256, from === undefined ? [] : [from]);
+    if (module === undefined) throw new SvcError('UNAVAILABLE', `module ${entry.module_sha256} could not be fetched from node ${fromNode}`, { reason: 'module_unavailable', agent_id: entry.agent_id });
+    registry.learn(entry);
+    registry.adopt(entry.agent_id);
+    await host.adopt(
+      { agent_id: entry.agent_id, name: entry.name, capabilities: entry.capabilities, memory_limit: entry.memory_limit ?? 0, cpu_shares: entry.cpu_shares ?? 0, created_at: entry.created_at },
+      module,
+      handOver.snapshot,
+    );
+    reconcile();
+    const written = registry.get(entry.agent_id);
+    if (written === undefined || written.node_id !== nodeId) throw new SvcError('INTERNAL', `agent ${entry.agent_id} started but its entry was not written here`);
+    log.info({ agent_id: entry.agent_id, name: entry.name, from: fromNode, to: nodeId, state_kept: handOver.snapshot !== undefined }, 'agent handed over');
+    return written;
+  }
+
+  /** A deploy here claims its name with every alive peer before it is acknowledged. */
+  async function claimName(name: string, agentId: string, peers: readonly NodeRef[], nodeClients: NodeClients): Promise<void> {
+    const conflict = () => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
+    if (!claims.claim({ name, agent_id: agentId, node_id: nodeId })) throw conflict();
+    const answers = await Promise.all(
+      peers.map((peer) =>
+        nodeClients.claimName(peer, name, agentId).catch((err: unknown) => {
+          log.warn({ node_id: peer.node_id, name, err }, 'a node did not answer a name claim; deploying without its consent');
+          return true;
+        }),
+      ),
+    );
+    if (answers.includes(false) || claims.heldByOther(name, agentId)) throw conflict();
+  }
+
+  /** Leaving: each agent goes, with its state, to the node that would fail it over; then this node lets it go. */
+  async function handOverAll(current: Membership, nodeClients: NodeClients): Promise<void> {
+    const peers = current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
+    if (peers.length === 0) return;
+    const ids = peers.map((m) => m.node_id);
+    const own = registry.live().filter((entry) => entry.node_id === nodeId);
+    await Promise.all(
+      own.map(async (entry) => {
+        const target = peers.find((m) => m.node_id === failoverTarget(entry, ids))!;
+        try {
+          const snapshot = await host.capture(entry.agent_id);
+          const written = await nodeClients.handOver(target, { entry, snapshot });
+          if (written !== undefined) registry.learn(written);
+        } catch (err) {
+          log.warn({ agent_id: entry.agent_id, node_id: target.node_id, err }, 'could not hand an agent over; it fails over without its state once this node has left');
+        }
+      }),
+    );
+    await Promise.all(losing.values());
+  }
+
   function reconcile(): void {
     const local = host.localAgents();
-    if (local !== undefined) registry.reconcile(local);
+    if (local !== undefined) registry.reconcile(local.map((agent) => ({ ...agent, replicas: replication?.holders(agent.module_sha256) ?? [] })));
     registry.sweep();
+  }
+
+  /** Each second: the registry written, missing module copies made, failover and the majority rule checked. */
+  function tick(): void {
+    reconcile();
+    const local = host.localAgents();
+    if (replication !== undefined && local !== undefined) {
+      const modules = local.map((agent) => agent.module_sha256);
+      void replication.ensure(modules).then(reconcile, (err: unknown) => log.warn({ err }, 'could not top up module replicas'));
+      replication.sweep(new Set([...modules, ...registry.live().map((entry) => entry.module_sha256)]));
+    }
+    failover?.check();
   }
 
   function countMembers(): void {
@@ -126,6 +239,8 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           cluster.rememberClient(message.sender, fromNode);
           return local.deliver(message);
         },
+        handOver: takeHandOver,
+        claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
       };
     },
   });
@@ -148,20 +263,43 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         log.info({ node_id: change.node_id, from: change.from, to: change.to, reason: change.reason, incarnation: change.incarnation, by: change.by }, 'cluster member changed');
         countMembers();
         remember();
+        failover?.check();
       });
       countMembers();
-      clients = createNodeClients({ nodeId, key, now: () => Date.now() });
+      const nodeClients = createNodeClients({ nodeId, key, now: () => Date.now() });
+      clients = nodeClients;
+      const peers = () => current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
+      const copies = createReplication({ nodeId, factor: settings.replication_factor ?? 1, clients: nodeClients, peers, store: host, clock, log });
+      replication = copies;
+      failover = createFailover({
+        nodeId,
+        members: () => current.members(),
+        registry,
+        replication: copies,
+        host,
+        clock,
+        minorityGraceMs: () => suspicionTimeoutMs(settings.suspicion_mult, current.counts().alive + current.counts().suspect + current.counts().dead, settings.probe_interval),
+        log,
+        failedOver: () => metrics.clusterFailovers.inc(),
+        localChanged: reconcile,
+      });
       agents = createClusterAgents({
         nodeId,
         members: () => current.members(),
         member: (id) => current.member(id),
         registry,
-        clients,
+        clients: nodeClients,
         forwarded: () => metrics.clusterMessagesForwarded.inc(),
         localChanged: reconcile,
+        replicate: (sha256, module) => copies.replicate(sha256, module).then(() => undefined),
+        claimName: (name, agentId) => claimName(name, agentId, peers(), nodeClients),
+        movedAway: (agentId) => {
+          const entry = registry.held(agentId);
+          return entry !== undefined && entry.node_id !== nodeId;
+        },
       });
       reconcile();
-      stopReconcile = schedulePeriodic(clock, { next: () => 1 }, () => RECONCILE_INTERVAL_MS, reconcile);
+      stopReconcile = schedulePeriodic(clock, { next: () => 1 }, () => RECONCILE_INTERVAL_MS, tick);
       const targets = rejoinAddresses(settings.seeds, lastKnown(), current.address);
       const joined = targets.length === 0 ? { contacted: [], failed: [] } : await current.join(targets);
       log.info({ node_id: nodeId, address: current.address, contacted: joined.contacted, failed: joined.failed, members: current.counts().alive }, 'cluster joined');
@@ -169,6 +307,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     stop() {
       stopping ??= (async () => {
         stopReconcile?.();
+        if (membership !== undefined && clients !== undefined) await handOverAll(membership, clients);
         if (membership !== undefined) {
           await membership.leave();
           await membership.stop();

@@ -160,7 +160,7 @@ export const CONFIG_SCHEMA = {
     awareness_max_multiplier: int(8, 'Upper bound of the local health multiplier on probe interval and timeout (Lifeguard); 1 turns local health off.', 1, 100),
     reconnect_interval: timeout('10s', 'Time between two attempts to reach a member held dead (a full-state exchange with one at random), so partitions heal.'),
     reconnect_timeout: duration('24h', 'How long a dead or departed member is kept and retried before it is forgotten.'),
-    replication_factor: int(2, 'Nodes that store an agent\'s module before its deploy is acknowledged. Reserved: agents do not fail over between nodes yet, so a deploy is acknowledged once stored on the node that received it.', 1, 16),
+    replication_factor: int(2, 'Nodes that store an agent\'s module before its deploy is acknowledged (this one and the others chosen by rendezvous hash); a dead node\'s agents start on one of them. With fewer alive nodes, a deploy is acknowledged with the copies the reachable nodes hold and the rest are made as nodes come back.', 1, 16),
   },
   storage: {
     data_dir: text('./data', 'Directory of the SQLite file and module blobs. Shortcut: SVC_DATA_DIR.'),

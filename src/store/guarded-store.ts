@@ -173,6 +173,10 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
     listAgents: (listOptions) => read('listAgents', () => inner.listAgents(listOptions)),
     countAgents: () => read('countAgents', () => inner.countAgents()),
     getModule: (sha256) => read('getModule', () => inner.getModule(sha256)),
+    hasModule: (sha256) => read('hasModule', () => inner.hasModule(sha256)),
+    putReplica: (moduleBytes, now) => write('putReplica', () => inner.putReplica(moduleBytes, now)),
+    replicas: () => read('replicas', () => inner.replicas()),
+    dropReplica: (sha256) => write('dropReplica', () => inner.dropReplica(sha256)),
     getMeta: (key) => read('getMeta', () => inner.getMeta(key)),
     quickCheck: () => read('quickCheck', () => inner.quickCheck()),
 

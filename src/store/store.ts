@@ -72,8 +72,13 @@ export function createStore(options: StoreOptions): Store {
   const moduleOf = db.prepare<[string], string>('SELECT module_sha256 FROM agents WHERE agent_id = ?').pluck();
   const deleteAgentRow = db.prepare('DELETE FROM agents WHERE agent_id = ?');
   const deleteUnreferencedModule = db.prepare(
-    'DELETE FROM modules WHERE sha256 = ? AND NOT EXISTS (SELECT 1 FROM agents WHERE module_sha256 = ?)',
+    `DELETE FROM modules WHERE sha256 = @sha AND NOT EXISTS (SELECT 1 FROM agents WHERE module_sha256 = @sha)
+     AND NOT EXISTS (SELECT 1 FROM module_replicas WHERE sha256 = @sha)`,
   );
+  const insertReplica = db.prepare('INSERT INTO module_replicas (sha256, created_at) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING');
+  const selectReplicas = db.prepare<[], string>('SELECT sha256 FROM module_replicas ORDER BY sha256').pluck();
+  const deleteReplica = db.prepare('DELETE FROM module_replicas WHERE sha256 = ?');
+  const hasModuleRow = db.prepare<[string], number>('SELECT 1 FROM modules WHERE sha256 = ?').pluck();
   const selectModule = db.prepare<[string], Buffer>('SELECT bytes FROM modules WHERE sha256 = ?').pluck();
   const selectMeta = db.prepare<[string], string>('SELECT value FROM meta WHERE key = ?').pluck();
   const upsertMeta = db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value');
@@ -93,8 +98,18 @@ export function createStore(options: StoreOptions): Store {
     if (moduleSha256 === undefined) throw notFound(agentId);
     deleteAgentRow.run(agentId);
     countAcknowledged.run(META_KEYS.acknowledgedUndeploys);
-    const moduleCollected = deleteUnreferencedModule.run(moduleSha256, moduleSha256).changes > 0;
+    const moduleCollected = deleteUnreferencedModule.run({ sha: moduleSha256 }).changes > 0;
     return { moduleSha256, moduleCollected };
+  }).immediate;
+
+  const putReplicaTx = db.transaction((bytes: Uint8Array, sha256: string, now: number) => {
+    insertModule.run(sha256, bytes, bytes.byteLength, now);
+    insertReplica.run(sha256, now);
+  }).immediate;
+
+  const dropReplicaTx = db.transaction((sha256: string) => {
+    deleteReplica.run(sha256);
+    deleteUnreferencedModule.run({ sha: sha256 });
   }).immediate;
 
   function page(after: { createdAt: number; agentId: string } | undefined, limit: number): AgentRecord[] {
@@ -168,6 +183,24 @@ export function createStore(options: StoreOptions): Store {
 
     getModule(sha256) {
       return selectModule.get(sha256);
+    },
+
+    putReplica(moduleBytes, now) {
+      const sha256 = createHash('sha256').update(moduleBytes).digest('hex');
+      putReplicaTx(moduleBytes, sha256, now);
+      return sha256;
+    },
+
+    hasModule(sha256) {
+      return hasModuleRow.get(sha256) !== undefined;
+    },
+
+    replicas() {
+      return selectReplicas.all();
+    },
+
+    dropReplica(sha256) {
+      dropReplicaTx(sha256);
     },
 
     getMeta(key) {

@@ -87,6 +87,14 @@ export interface Store {
    */
   deleteAgent(agentId: string): DeleteResult;
   getModule(sha256: string): Uint8Array | undefined;
+  /** Whether the module is stored (for an agent or as a replica). */
+  hasModule(sha256: string): boolean;
+  /** Stores a module held for another node of a cluster (durable on return); returns its sha256. */
+  putReplica(moduleBytes: Uint8Array, now: number): string;
+  /** The sha256 of every module held as a replica. */
+  replicas(): string[];
+  /** Stops holding a replica; the module goes too unless a local agent references it. */
+  dropReplica(sha256: string): void;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   /** `PRAGMA quick_check`: empty when the file is sound, else SQLite's first findings. */

@@ -6,8 +6,8 @@ import { supersedes, type RegistryEntry } from '../../src/cluster/registry-entry
 
 const clock = createSimulatedClock();
 
-function registry(nodeId: string): AgentRegistry {
-  return createAgentRegistry({ nodeId, clock, retransmitMult: 4, memberCount: () => 3, tombstoneLifetimeMs: 60_000 });
+function registry(nodeId: string, lost: string[] = []): AgentRegistry {
+  return createAgentRegistry({ nodeId, clock, retransmitMult: 4, memberCount: () => 3, tombstoneLifetimeMs: 60_000, onLost: (id) => lost.push(id) });
 }
 
 function agent(id: string, name = id, state = 'running'): LocalAgent {
@@ -104,4 +104,57 @@ describe('agent registry', () => {
     a.sweep();
     assert.equal(JSON.parse(new TextDecoder().decode(a.delegate.localState!(false))).entries.length, 0);
   });
+
+  it('a restarted node only listens until its first reconcile, then buries what it no longer runs', () => {
+    const a = registry('n1');
+    const b = registry('n2');
+    a.reconcile([agent('x'), agent('moved')]);
+    pushPull(a, b);
+    const restarted = registry('n1');
+    pushPull(b, restarted);
+    assert.equal(restarted.reconciled, false);
+    assert.equal(restarted.get('x')?.version, 1, 'kept as the cluster had it, not refuted before the node knows what it runs');
+    restarted.reconcile([agent('x')]);
+    assert.equal(restarted.reconciled, true);
+    assert.equal(restarted.get('moved'), undefined);
+    assert.equal(restarted.get('x')?.version, 1, 'unchanged, so not written again');
+  });
+
+  it('a failover: the adopting node writes above the dead owner, which lets its copy go when it comes back', () => {
+    const lostOnA: string[] = [];
+    const a = registry('n1', lostOnA);
+    const b = registry('n2');
+    a.reconcile([agent('x')]);
+    pushPull(a, b);
+    b.adopt('x');
+    b.reconcile([agent('x')]);
+    assert.deepEqual({ node: b.get('x')?.node_id, version: b.get('x')?.version }, { node: 'n2', version: 2 });
+    // n1 was cut off, still runs x, and hears of the failover.
+    gossip(b, a);
+    assert.deepEqual(lostOnA, ['x']);
+    assert.equal(a.get('x')?.node_id, 'n2');
+    // Its next reconcile, with x not yet stopped, does not write it back.
+    a.reconcile([agent('x')]);
+    assert.equal(a.get('x')?.node_id, 'n2');
+    assert.deepEqual(lostOnA, ['x', 'x']);
+    a.reconcile([]);
+    pushPull(a, b);
+    assert.deepEqual({ node: b.get('x')?.node_id, version: b.get('x')?.version }, { node: 'n2', version: 2 });
+  });
+
+  it('two nodes that both adopt the same agent: the lower node id keeps it, the other lets it go', () => {
+    const lostOnC: string[] = [];
+    const [a, b, c] = [registry('n1'), registry('n2'), registry('n3', lostOnC)];
+    a.reconcile([agent('x')]);
+    pushPull(a, b);
+    pushPull(a, c);
+    for (const r of [b, c]) {
+      r.adopt('x');
+      r.reconcile([agent('x')]);
+    }
+    pushPull(b, c);
+    assert.equal(c.get('x')?.node_id, 'n2');
+    assert.deepEqual(lostOnC, ['x']);
+  });
 });
+

@@ -12,6 +12,8 @@ import { after, before, describe, it } from 'node:test';
 import { Metadata, credentials, status } from '@grpc/grpc-js';
 import WebSocket from 'ws';
 import { clusterClientConstructor } from '../../src/cluster/cluster-proto.js';
+import { createNodeClients } from '../../src/cluster/node-clients.js';
+import type { SvcError } from '../../src/errors/svc-error.js';
 import { example } from '../agents/agent-fixtures.js';
 import { deployExample, logged, request, runSvc, startSvc, until, type SvcProcess } from './svc-process.js';
 
@@ -223,6 +225,38 @@ describe('a three-node cluster on loopback', () => {
     const removed = await request(`${b.api}/api/v1/agents/${agentId}`, { method: 'DELETE' });
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     for (const node of [a, b, c]) await until('gone', () => request(`${node.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 404);
+  });
+
+  it('two deploys of one name on two nodes at once: exactly one is acknowledged, the other is ALREADY_EXISTS', async () => {
+    const [a, b] = nodes as [Node, Node, Node];
+    for (const round of [1, 2, 3]) {
+      const name = `raced-${round}`;
+      const answers = await Promise.all([deployExample(a.api, name), deployExample(b.api, name)]);
+      assert.deepEqual(answers.map((x) => x.status).sort(), [201, 409], JSON.stringify(answers.map((x) => x.body)));
+      assert.equal(answers.find((x) => x.status === 409)!.body.code, 'ALREADY_EXISTS');
+      const winner = String(answers.find((x) => x.status === 201)!.body.agent_id);
+      for (const node of nodes) {
+        await until('one agent under the name', () => request(`${node.api}/api/v1/agents`), (ans) => ((ans.body.agents ?? []) as Array<{ agent_id: string; name: string }>).filter((x) => x.name === name).map((x) => x.agent_id).join() === winner);
+      }
+    }
+  });
+
+  it('node-to-node calls with bad input are refused with the documented error, and the node stays up', async () => {
+    const clients = createNodeClients({ nodeId: 'tester', key: undefined, now: () => Date.now() });
+    const node = { node_id: nodes[0]!.id, grpc_address: nodes[0]!.grpc };
+    try {
+      const module = Buffer.from(example('echo'));
+      await assert.rejects(clients.storeModule(node, '0'.repeat(64), module), (err: SvcError) => err.code === 'INVALID_ARGUMENT' && err.metadata.reason === 'sha256_mismatch');
+      await assert.rejects(clients.storeModule(node, '1'.repeat(64), undefined), (err: SvcError) => err.code === 'NOT_FOUND');
+      await assert.rejects(clients.fetchModule(node, '2'.repeat(64)), (err: SvcError) => err.code === 'NOT_FOUND');
+      await assert.rejects(
+        clients.handOver(node, { entry: { agent_id: '', node_id: 'x', name: 'x', state: 'running', module_sha256: '', module_size: 0, capabilities: [], created_at: 0, version: 1, deleted: false }, snapshot: undefined }),
+        (err: SvcError) => err.code === 'INVALID_ARGUMENT',
+      );
+    } finally {
+      clients.close();
+    }
+    assert.equal((await request(`${nodes[0]!.api}/api/v1/health`)).status, 200);
   });
 
   it('a node that leaves is seen left; restarted without seeds, it rejoins through the members it last knew', async () => {

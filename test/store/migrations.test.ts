@@ -41,7 +41,7 @@ describe('migrations', () => {
     const db = raw();
     try {
       assert.deepEqual(migrate(db), { from: 0, to: MIGRATIONS.length });
-      assert.deepEqual(tables(db), ['agents', 'api_keys', 'audit_log', 'meta', 'modules', 'refresh_families', 'refresh_tokens', 'schema_migrations']);
+      assert.deepEqual(tables(db), ['agents', 'api_keys', 'audit_log', 'meta', 'module_replicas', 'modules', 'refresh_families', 'refresh_tokens', 'schema_migrations']);
       assert.deepEqual(history(db), MIGRATIONS.map(({ version, name }) => ({ version, name })));
     } finally {
       db.close();
