@@ -38,7 +38,9 @@ import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
 import { createAgentLogs, keepingLines } from './agent-logs.js';
+import { endCanary } from './agent-canary.js';
 import { restartAgent } from './agent-restart.js';
+import { createAgentUpdater } from './agent-update.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
@@ -99,6 +101,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     ...(options.random === undefined ? {} : { random: options.random }),
   });
 
+  const countRestart = () => metrics.agentRestarts.inc();
+  const updater = createAgentUpdater({ store, supervisor, lifecycle, log, metrics, clock, countRestart });
+
   // The router needs the mailboxes, which need the dispatcher, which routes through the router (declared below).
   const mailboxes = createHostMailboxes({ agents, names, memory, clock, messageTrace, ready: (agent) => dispatcher.ready(agent) });
   const dispatcher: Dispatcher = createDispatcher({
@@ -130,6 +135,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const hooks: AgentHooks = {
     transition(agent, from, to, reason) {
       lifecycle.transition(agent, from, to, reason);
+      updater.transition(agent, to, reason);
       // A quarantine ends with the agent: an operator's restart starts its count afresh.
       if (from === 'failed' || to === 'stopped') sendPolicy?.forget(agent.id);
       if (to === 'restarting') {
@@ -188,6 +194,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     metrics.forgetAgent(agent.id);
     agentLog.forget(agent.id);
     logs.forget(agent.id);
+    endCanary(agent, clock);
     agent.dispose();
   }
 
@@ -196,7 +203,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (memory.pressured()) throw memoryPressure();
     if (names.has(input.name)) throw nameTaken(input.name);
     // What the store will hold; its answer replaces it once written.
-    const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, restartCount: 0, updatedAt: input.createdAt };
+    const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, moduleVersion: 1, previousModule: null, restartCount: 0, updatedAt: input.createdAt };
     const agent = track(record, admitted, 'deploy');
     const attributes = { [SPAN_ATTRIBUTES.agentId]: agent.id };
     let started = false;
@@ -335,7 +342,15 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       if (!accepting) return Promise.reject(draining());
       const agent = get(agentId);
       if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
-      return restartAgent(supervisor, agent, () => metrics.agentRestarts.inc());
+      // An operator's restart ends an update's probation: what runs next is the operator's choice.
+      endCanary(agent, clock);
+      return restartAgent(supervisor, agent, countRestart);
+    },
+    update(agentId, update) {
+      if (!accepting) return Promise.reject(draining());
+      const agent = get(agentId);
+      if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
+      return updater.update(agent, update);
     },
     router,
     deliverForwarded(message) {

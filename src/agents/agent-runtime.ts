@@ -26,7 +26,9 @@ import type { AgentRecord } from '../store/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import type { Canary, CanaryHolder } from './agent-canary.js';
 import { AgentChild, type Stoppable } from './agent-child.js';
+import { runUpgrade, type UpgradePlan } from './agent-upgrade.js';
 import type { MemoryGuard } from './memory-guard.js';
 import { agentMachine, visibleState, type AgentMachine, type LifecyclePort, type LifecycleState } from './agent-machine.js';
 import type { AgentState } from './agent-service-types.js';
@@ -69,13 +71,13 @@ export interface AgentEnvironment {
 /** How an agent came to be on this node: the reason of its first transition. */
 export type AgentOrigin = 'deploy' | 'restore';
 
-export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
+export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable, CanaryHolder {
   readonly id: string;
   readonly env: AgentEnvironment;
   /** The stored record; `restartCount` and `updatedAt` are kept current in memory. */
   readonly record: AgentRecord;
-  /** Undefined only for a stored agent whose module no longer passes admission (it stays `failed`). */
-  readonly admitted: AdmittedModule | undefined;
+  /** Undefined only for a stored agent whose module no longer passes admission (it stays `failed`); an update replaces it. */
+  admitted: AdmittedModule | undefined;
   readonly mailbox: RingBuffer<Message>;
   /** `clock.now()` when each mailbox message was accepted, in step with `mailbox`, for the processing time. */
   readonly arrivals: RingBuffer<number>;
@@ -103,6 +105,12 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   removing = false;
   /** An operator's restart is under way: its stop keeps the mailbox, and messages still queue. */
   restartRequested = false;
+  /** The update the machine's `upgrading` state carries out (agent-upgrade.ts). */
+  upgradePlan: UpgradePlan | undefined = undefined;
+  /** Probation after an update (agent-canary.ts). */
+  canary: Canary | undefined = undefined;
+  /** A rollback's state for the next start, taken once. */
+  pendingRestore: InstanceSnapshot | undefined = undefined;
   messagesReceived = 0;
   messagesSent = 0;
   /** Linear memory of the instance (of its snapshot while hibernated); set through `setMemory`. */
@@ -237,6 +245,17 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     this.actor.send({ type: 'crash', instance, reason });
   }
 
+  /** Hands `plan` to the machine; false when the agent is not running or hibernated (the plan is then not settled). */
+  beginUpgrade(plan: UpgradePlan): boolean {
+    if (this.upgradePlan !== undefined) return false;
+    this.upgradePlan = plan;
+    this.actor.send({ type: 'upgrade' });
+    const value: unknown = this.actor.getSnapshot().value;
+    if (typeof value === 'object' && value !== null && Object.values(value)[0] === 'upgrading') return true;
+    this.upgradePlan = undefined;
+    return false;
+  }
+
   /** A message waits while the agent is hibernated. */
   wake(): void {
     this.actor.send({ type: 'wake' });
@@ -306,7 +325,9 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     const { pool, agentLog } = this.env;
     if (this.admitted === undefined) throw new Error(`agent ${this.id} has no admitted module`);
     const options = { label: this.id, memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
-    const placement = await pool.instantiate(this.admitted, snapshot === undefined ? options : { ...options, snapshot });
+    const state = snapshot ?? this.pendingRestore;
+    this.pendingRestore = undefined;
+    const placement = await pool.instantiate(this.admitted, state === undefined ? options : { ...options, snapshot: state });
     // A start or wake given up on (a stop, the startup timeout): its instance must not outlive it.
     if (signal.aborted) {
       void pool.release(placement.instance);
@@ -326,8 +347,17 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   }
 
   async drain(instance: InstanceHandle | undefined): Promise<void> {
-    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.inFlightDone();
     if (instance !== undefined) await this.env.pool.release(instance);
+  }
+
+  upgrade(instance: InstanceHandle | undefined, snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle> {
+    return runUpgrade(this, this.lost, instance, snapshot, signal);
+  }
+
+  /** Resolves once no message of the agent is in flight. */
+  async inFlightDone(): Promise<void> {
+    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
   release(instance: InstanceHandle): void {

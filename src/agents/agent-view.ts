@@ -26,5 +26,7 @@ export function toAgent(record: AgentRecord, runtime: AgentRuntime | undefined):
     memory_bytes: runtime?.memoryBytes ?? 0,
     created_at: iso(record.createdAt),
     updated_at: iso(runtime?.record.updatedAt ?? record.updatedAt),
+    module_version: record.moduleVersion,
+    ...(record.previousModule === null ? {} : { previous_module: { ...record.previousModule } }),
   };
 }

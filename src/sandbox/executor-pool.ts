@@ -12,7 +12,7 @@
  *   places an instance on the worker with the fewest, instantiates it there
  *   and runs its start functions (`__svc_start`, then `_initialize`/`_start`)
  *   with `startupFuel` under `startupTimeoutMs`; given a snapshot it restores
- *   memory and globals instead. Resolves `{ instance, memoryBytes, workerId,
+ *   memory and globals instead (then, with `upgrade`, runs `_upgrade`). Resolves `{ instance, memoryBytes, workerId,
  *   log }`; rejects with an `SvcError` whose `metadata.reason` is an
  *   `ExecutionFailure` (codes in pool-failures.ts), or RESOURCE_EXHAUSTED
  *   when the memory does not fit. When it fits only once the growth granted to
@@ -59,6 +59,7 @@ interface PlacementRequest {
   label: string;
   admitted: AdmittedModule;
   snapshot: InstanceSnapshot | null;
+  upgrade: boolean;
   limitPages: number;
   reserveBytes: number;
   onLost: ((instance: InstanceHandle) => void) | undefined;
@@ -276,6 +277,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       startExport: admitted.info.startExport,
       memoryLimitPages: limitPages,
       snapshot: request.snapshot,
+      upgrade: request.upgrade ? admitted.info.dataSegments : null,
     };
     enqueue(slot, { op: 'instantiate', req, owner: instance, resolve: request.resolve, reject: request.reject });
   }
@@ -299,7 +301,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       }
       if (leastLoaded(slots) === undefined) return Promise.reject(noWorker());
       return new Promise<Placement>((resolve, reject) => {
-        const request: PlacementRequest = { label, admitted, snapshot: opts.snapshot ?? null, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
+        const request: PlacementRequest = { label, admitted, snapshot: opts.snapshot ?? null, upgrade: opts.upgrade === true, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
         const reservation = ledger.reserve(reserveBytes, (reserved) => {
           // Gone from `waiting` when the pool closed meanwhile (and rejected it).
           if (!waiting.delete(request)) return;

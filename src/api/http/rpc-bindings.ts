@@ -82,6 +82,7 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
     invoke: ({ service, request, ctx }) => service.logs(text(request.agent_id), ctx, typeof request.limit === 'number' ? request.limit : undefined),
   },
   RestartAgent: { status: 200, invoke: ({ service, request, ctx }) => service.restart(text(request.agent_id), ctx) },
+  UpdateAgent: { status: 200, invoke: ({ service, request, ctx }) => service.update(request, ctx) },
   SendMessage: { status: 202, invoke: ({ service, request, ctx }) => service.send(request.message ?? {}, ctx) },
   CallAgent: {
     status: 200,
