@@ -89,6 +89,8 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
     invoke: ({ service, request, ctx }) => service.call(request.message ?? {}, ctx, { timeout_ms: typeof request.timeout_ms === 'number' ? request.timeout_ms : 0 }),
   },
   SubscribeMessages: { status: 200, list: 'messages', invoke: recentMessages },
+  // A plain GET of the follow path: the lines kept now, as GetAgentLogs answers them.
+  FollowAgentLogs: { status: 200, list: 'lines', invoke: async ({ service, request, ctx }) => (await service.logs(text(request.agent_id), ctx)).lines },
   Health: {
     status: 200,
     invoke: async ({ service, ctx }) => {

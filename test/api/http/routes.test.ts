@@ -38,6 +38,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'SubscribeMessages GET /api/v1/messages',
       'SubscribeMessages2 GET /api/v1/agents/{filter.agent_id}/messages',
       'GetAgentLogs GET /api/v1/agents/{agent_id}/logs',
+      'FollowAgentLogs GET /api/v1/agents/{agent_id}/logs/follow',
       'Health GET /api/v1/health',
       'Metrics GET /api/v1/metrics',
       'ListMembers GET /api/v1/cluster/members',
