@@ -16,7 +16,7 @@ export const MESSAGES_SHOWN = 100;
 
 /** @param {{ hub: Hub, agentId: string }} props */
 export function AgentView({ hub, agentId }) {
-  const { focused, focusError, features, logs } = hub.state;
+  const { focused, focusError, features, logs, logStream } = hub.state;
   const agent = focused?.agent_id === agentId ? focused : undefined;
   const nameOf = (/** @type {string} */ id) => hub.nameOf(id);
   return html`<div class="view" data-view="agent" data-agent-id=${agentId}>
@@ -51,7 +51,7 @@ export function AgentView({ hub, agentId }) {
       </div>
       <div class="side stack">
         <${TimelineView} entries=${hub.timelines.entries(agentId)} />
-        ${features.logs === undefined ? null : html`<${LogsView} entries=${logs.get(agentId) ?? []} />`}
+        ${features.logs === undefined ? null : html`<${LogsView} entries=${logs.get(agentId) ?? []} follow=${logStream} />`}
       </div>
     </div>
   </div>`;

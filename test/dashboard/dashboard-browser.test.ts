@@ -155,6 +155,17 @@ describe('the dashboard in Chromium', SUITE, () => {
       assert.equal((await fetch(`${server.base}/api/v1/agents/${id}`, { method: 'DELETE' })).status, 200);
     });
 
+    it("follows an agent's log lines over the WebSocket of FollowAgentLogs", async () => {
+      const id = await deployThroughPage(page, server.base, example('pong'), 'pong');
+      await openAgent(page, server.base, id);
+      await page.waitForSelector('#logs-view[data-follow="live"]', WAIT);
+      const sent = await fetch(`${server.base}/api/v1/agents/${id}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'inform', content: 'to the log' }) });
+      assert.equal(sent.status, 202);
+      await page.waitForFunction(() => document.querySelector('#logs')?.textContent?.includes('pong: ignored inform') === true, WAIT);
+      await page.goto(`${server.base}/#/`);
+      assert.equal((await fetch(`${server.base}/api/v1/agents/${id}`, { method: 'DELETE' })).status, 200);
+    });
+
     it('filters the table by name and by state', async () => {
       await page.goto(`${server.base}/#/`);
       await page.waitForSelector('#agents-table tr[data-agent-name="crasher"]', WAIT);

@@ -37,6 +37,7 @@ describe('features of an API document', () => {
       update: { method: 'PATCH', path: '/api/v1/agents/{agent_id}', bodyFields: ['agent_id', 'wasm_module', 'capabilities', 'resources', 'keep_state', 'rollback_window'] },
       logs: { method: 'GET', path: '/api/v1/agents/{agent_id}/logs', bodyFields: [] },
       cluster: { method: 'GET', path: '/api/v1/cluster/members', bodyFields: [] },
+      logsFollow: { method: 'GET', path: '/api/v1/agents/{agent_id}/logs/follow', bodyFields: [] },
     });
   });
 
@@ -82,6 +83,7 @@ describe('features of an API document', () => {
     delete withoutLogin.paths['/api/v1/cluster/members'];
     delete withoutLogin.paths['/api/v1/agents/{agent_id}/restart'];
     delete withoutLogin.paths['/api/v1/agents/{agent_id}/logs'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}/logs/follow'];
     delete withoutLogin.paths['/api/v1/agents/{agent_id}']?.patch;
     const later = extended(withoutLogin, {
       '/api/v1/agents/{agent_id}/logs/{line}': { get: {} },
