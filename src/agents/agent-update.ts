@@ -99,6 +99,8 @@ function precheck(agent: AgentRuntime, update: AgentUpdate, busy: ReadonlySet<Ag
 export function createAgentUpdater(options: AgentUpdaterOptions): AgentUpdater {
   const { store, supervisor, lifecycle, log, metrics, clock, countRestart } = options;
   const busy = new Set<AgentRuntime>();
+  // Both series exist from the start: dashboards and alerts see 0, not no data, before the first update.
+  for (const status of ['success', 'error']) metrics.agentUpdates.inc({ status }, 0);
 
   function write(agent: AgentRuntime, change: ModuleChange): void {
     try {

@@ -63,7 +63,7 @@ describe('UpdateAgent: rollback, failed agents, concurrency', SUITE_TIMEOUT, () 
   });
 
   it('of two concurrent updates (one per door) one wins and the other is ABORTED; the winner runs', async () => {
-    const slow = burner(150_000_000);
+    const slow = burner(50_000_000);
     const id = await deploy('update-race', await compile(slow));
     await s.client.send({ receiver: id, message_type: 'request', content: 'keeps it busy' });
     await agentWhere(s, id, (a) => a.state === 'executing', 'executing');
