@@ -20,6 +20,7 @@
  * @property {Operation} [restart] RestartAgent
  * @property {Operation} [update] UpdateAgent (`PATCH /api/v1/agents/{id}`)
  * @property {Operation} [logs] an agent's recent log lines (GET `.../agents/{id}/logs`)
+ * @property {Operation} [logsFollow] FollowAgentLogs over WebSocket: the agent's log lines as it writes them
  * @property {Operation} [cluster] the cluster's members (`GET /api/v1/cluster/members`)
  * @property {boolean} login whether the browser login (`GET /api/v1/auth/login`) exists
  * @property {string} [throttledField] the Agent field with the agent's throttled time
@@ -105,10 +106,12 @@ export function featuresOf(document) {
   const update = find((op) => op.id === 'UpdateAgent') ?? find((op) => op.method === 'PATCH' && AGENT_PATH.test(op.path));
   const logs = find((op) => op.method === 'GET' && AGENT_LOGS_PATH.test(op.path));
   const cluster = find((op) => op.method === 'GET' && op.path === CLUSTER_MEMBERS_PATH);
+  const logsFollow = find((op) => op.id === 'FollowAgentLogs' && op.method === 'GET');
   if (restart !== undefined) features.restart = restart;
   if (update !== undefined) features.update = update;
   if (logs !== undefined) features.logs = logs;
   if (cluster !== undefined) features.cluster = cluster;
+  if (logsFollow !== undefined) features.logsFollow = logsFollow;
   const schemas = isObject(document.components) && isObject(document.components.schemas) ? document.components.schemas : {};
   const agent = resolveSchema(document, schemas.Agent);
   const throttled = agent !== undefined && isObject(agent.properties) ? Object.keys(agent.properties).find((name) => name.startsWith('throttled')) : undefined;

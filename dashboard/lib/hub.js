@@ -57,6 +57,7 @@ export const STREAM_PATH = '/api/v1/messages';
  * @property {ClusterMember[] | undefined} members
  * @property {Map<string, number>} throttled seconds by agent, from the metric
  * @property {Map<string, unknown[]>} logs log entries by agent, oldest first
+ * @property {StreamState} logStream the focused agent's log stream (FollowAgentLogs); `down` without one
  */
 
 /** @param {number} bytes */
@@ -95,6 +96,7 @@ export function createHub({ api, location }) {
     members: undefined,
     throttled: new Map(),
     logs: new Map(),
+    logStream: 'down',
   };
   const messages = createMessageStore();
   const timelines = createTimelines(() => new Date().toISOString());
@@ -129,6 +131,7 @@ export function createHub({ api, location }) {
       if (refusedKey) api.clearApiKey();
       state.auth = { required: true, message: refusedKey ? `The API key was refused: ${error.message}.` : '' };
       stream.drop();
+      logFollow?.keeper.drop();
     }
     changed();
     return error;
@@ -163,6 +166,37 @@ export function createHub({ api, location }) {
     allowed: () => !state.auth.required,
     apiKeyInUse: () => Boolean(api.apiKey()),
   });
+
+  /** @type {{ id: string, keeper: ReturnType<typeof createStreamKeeper>, loaded: boolean } | undefined} */
+  let logFollow;
+
+  /**
+   * Follows the focused agent's log lines over WebSocket where the API has it; while that stream is live, polls leave its lines alone.
+   * @param {string | undefined} id
+   */
+  function followLogs(id) {
+    logFollow?.keeper.drop();
+    logFollow = undefined;
+    const op = state.features.logsFollow;
+    if (id === undefined || op === undefined) return;
+    const keeper = createStreamKeeper({
+      url: streamUrl(location, fillPath(op.path, id)),
+      onFrame: (frame) => {
+        if (state.focus !== id || typeof frame !== 'object' || frame === null) return;
+        state.logs.set(id, [...(state.logs.get(id) ?? []), frame].slice(-LOG_LIMIT));
+        changed();
+      },
+      onState: (next) => {
+        if (logFollow?.keeper !== keeper) return;
+        state.logStream = next;
+        changed();
+      },
+      allowed: () => !state.auth.required,
+      apiKeyInUse: () => Boolean(api.apiKey()),
+    });
+    logFollow = { id, keeper, loaded: false };
+    keeper.ensure();
+  }
 
   /** @returns {Promise<boolean>} whether the API answered */
   async function listAgents() {
@@ -218,7 +252,12 @@ export function createHub({ api, location }) {
       // Without the stream, the agent's history brings its messages (and the replies the page waits for).
       if (state.stream !== 'live') for (const message of await api.recentMessages(id)) seen(message);
       const logs = state.features.logs;
-      if (logs !== undefined) state.logs.set(id, firstList(await api.request(logs.method, fillPath(logs.path, id))).slice(-LOG_LIMIT));
+      // The kept lines once; then, while the stream is live, it brings each new one.
+      const follow = logFollow?.id === id ? logFollow : undefined;
+      if (logs !== undefined && !(follow?.loaded === true && state.logStream === 'live')) {
+        state.logs.set(id, firstList(await api.request(logs.method, fillPath(logs.path, id))).slice(-LOG_LIMIT));
+        if (follow !== undefined) follow.loaded = true;
+      }
     } catch (err) {
       if (state.focus === id) state.focusError = failed(err);
     }
@@ -228,6 +267,8 @@ export function createHub({ api, location }) {
   async function tick() {
     if (!(await listAgents())) return;
     stream.ensure();
+    if (logFollow === undefined && state.focus !== undefined) followLogs(state.focus);
+    logFollow?.keeper.ensure();
     await Promise.all([pollMetrics(), pollMembers(), pollFocus()]);
     changed();
   }
@@ -258,6 +299,7 @@ export function createHub({ api, location }) {
     },
     stop() {
       stream.drop();
+      followLogs(undefined);
       for (const timer of [renderTimer, activityTimer]) if (timer !== undefined) clearTimeout(timer);
       if (pollTimer !== undefined) clearInterval(pollTimer);
     },
@@ -270,6 +312,7 @@ export function createHub({ api, location }) {
       state.focus = id;
       state.focused = state.agents.find((a) => a.agent_id === id);
       state.focusError = undefined;
+      followLogs(id);
       changed();
       if (id === undefined || state.auth.required) return;
       try {

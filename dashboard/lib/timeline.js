@@ -5,7 +5,8 @@
  * - the platform's FIPA `failure` about a message sent to the agent (a crash
  *   while handling it names the trap, fuel or timeout);
  * - what polling the agent shows: its deploy, restarts (`restart_count`,
- *   dated by `updated_at`), and state changes, until the stream has given a
+ *   dated by `updated_at`), module updates and rollbacks (`module_version`
+ *   going up or back), and state changes, until the stream has given a
  *   lifecycle event for that agent, after which polling adds no states.
  * `running` ⇄ `executing` is the per-message path, not the lifecycle: left out.
  */
@@ -15,7 +16,7 @@
 /**
  * @typedef {object} TimelineEntry
  * @property {string} at RFC 3339
- * @property {'deployed' | 'transition' | 'crash' | 'failure' | 'restart' | 'undeployed'} kind
+ * @property {'deployed' | 'transition' | 'crash' | 'failure' | 'restart' | 'update' | 'rollback' | 'undeployed'} kind
  * @property {string | null} [from]
  * @property {string} [to]
  * @property {string} reason
@@ -103,6 +104,14 @@ export function createTimelines(now, limit = TIMELINE_LIMIT) {
         }
         if (!MESSAGE_PATH_STATES.has(agent.state) && !known.streamed) add(agent.agent_id, { at: now(), kind: 'transition', to: agent.state, reason: 'state when this page opened', source: 'api' });
         return;
+      }
+      const version = agent.module_version;
+      const before = last.module_version;
+      if (version !== undefined && before !== undefined && version !== before) {
+        // An update raises the version; a rollback brings the lower one back.
+        const rollback = version < before;
+        const reason = rollback ? `rolled back to version ${version}: version ${before} crashed within its rollback window` : `updated from version ${before} to ${version}`;
+        add(agent.agent_id, { at: agent.updated_at, kind: rollback ? 'rollback' : 'update', reason, source: 'api' });
       }
       if (known.streamed) return;
       const restarts = agent.restart_count - last.restart_count;

@@ -27,6 +27,15 @@
  * @property {number} memory_bytes
  * @property {string} created_at
  * @property {string} updated_at
+ * @property {number} [module_version] 1 at deploy, raised by each update; absent from servers without updates
+ * @property {ModuleVersion | null} [previous_module] the module before the last update or rollback
+ */
+
+/**
+ * @typedef {object} ModuleVersion
+ * @property {string} sha256
+ * @property {number} version
+ * @property {number} size
  */
 
 /**

@@ -16,6 +16,7 @@ export function AgentActions({ hub, agentId, name }) {
   const [updating, setUpdating] = useState(false);
   const [file, setFile] = useState(/** @type {File | undefined} */ (undefined));
   const [keepState, setKeepState] = useState(true);
+  const [rollbackWindow, setRollbackWindow] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState(/** @type {unknown} */ (undefined));
   const [done, setDone] = useState('');
@@ -49,6 +50,7 @@ export function AgentActions({ hub, agentId, name }) {
       /** @type {Record<string, unknown>} */
       const body = { wasm_module: bytesToBase64(new Uint8Array(await file.arrayBuffer())) };
       if (update.bodyFields.includes('keep_state')) body.keep_state = keepState;
+      if (update.bodyFields.includes('rollback_window') && rollbackWindow.trim() !== '') body.rollback_window = rollbackWindow.trim();
       await hub.operate(update, agentId, body);
       setUpdating(false);
     }, 'Updated.');
@@ -67,6 +69,9 @@ export function AgentActions({ hub, agentId, name }) {
           <label>New module (.wasm)<input id="update-file" type="file" accept=".wasm,application/wasm" required onChange=${(/** @type {Event} */ e) => setFile(/** @type {HTMLInputElement} */ (e.currentTarget).files?.[0])} /></label>
           ${update.bodyFields.includes('keep_state')
             ? html`<label class="inline"><input type="checkbox" id="update-keep-state" checked=${keepState} onChange=${(/** @type {Event} */ e) => setKeepState(/** @type {HTMLInputElement} */ (e.currentTarget).checked)} /> keep its state</label>`
+            : null}
+          ${update.bodyFields.includes('rollback_window')
+            ? html`<label>Rollback window<input id="update-rollback-window" placeholder="server default; 20 (messages) or 30s" value=${rollbackWindow} onInput=${(/** @type {Event} */ e) => setRollbackWindow(/** @type {HTMLInputElement} */ (e.currentTarget).value)} /></label>`
             : null}
           <button type="submit" class="primary" disabled=${busy || file === undefined}>Update</button>
         </form>`

@@ -16,7 +16,7 @@ export const MESSAGES_SHOWN = 100;
 
 /** @param {{ hub: Hub, agentId: string }} props */
 export function AgentView({ hub, agentId }) {
-  const { focused, focusError, features, logs } = hub.state;
+  const { focused, focusError, features, logs, logStream } = hub.state;
   const agent = focused?.agent_id === agentId ? focused : undefined;
   const nameOf = (/** @type {string} */ id) => hub.nameOf(id);
   return html`<div class="view" data-view="agent" data-agent-id=${agentId}>
@@ -38,7 +38,8 @@ export function AgentView({ hub, agentId }) {
             <div><dt>messages in / out</dt><dd>${formatNumber(agent.messages_received)} / ${formatNumber(agent.messages_sent)}</dd></div>
             <div><dt>memory</dt><dd>${formatBytes(agent.memory_bytes)} of ${formatBytes(agent.resources.memory_limit)}</dd></div>
             <div><dt>cpu shares</dt><dd>${agent.resources.cpu_shares}</dd></div>
-            <div><dt>module</dt><dd class="mono" title=${agent.module_sha256}>${agent.module_sha256.slice(0, 12)} · ${formatBytes(agent.module_size)}</dd></div>
+            <div><dt>module</dt><dd class="mono" title=${agent.module_sha256}>${agent.module_version === undefined ? null : html`v<span id="agent-module-version">${agent.module_version}</span> · `}${agent.module_sha256.slice(0, 12)} · ${formatBytes(agent.module_size)}</dd></div>
+            ${agent.previous_module ? html`<div><dt>previous module</dt><dd class="mono" id="agent-previous-module" title=${agent.previous_module.sha256}>v${agent.previous_module.version} · ${agent.previous_module.sha256.slice(0, 12)}</dd></div>` : null}
             <div><dt>deployed</dt><dd>${new Date(agent.created_at).toLocaleDateString('en-CA')} ${formatTime(agent.created_at)}</dd></div>
             ${agent.capabilities.length === 0 ? null : html`<div><dt>capabilities</dt><dd>${agent.capabilities.join(', ')}</dd></div>`}
           </dl>
@@ -50,7 +51,7 @@ export function AgentView({ hub, agentId }) {
       </div>
       <div class="side stack">
         <${TimelineView} entries=${hub.timelines.entries(agentId)} />
-        ${features.logs === undefined ? null : html`<${LogsView} entries=${logs.get(agentId) ?? []} />`}
+        ${features.logs === undefined ? null : html`<${LogsView} entries=${logs.get(agentId) ?? []} follow=${logStream} />`}
       </div>
     </div>
   </div>`;

@@ -3,9 +3,9 @@ import { html } from 'htm/preact';
 import { formatTime } from '../lib/format.js';
 import { logLine } from '../lib/log-lines.js';
 
-/** @param {{ entries: unknown[] }} props */
-export function LogsView({ entries }) {
-  return html`<section class="card" aria-labelledby="logs-title">
+/** @param {{ entries: unknown[], follow: string }} props `follow`: the state of the WebSocket that brings new lines (`down` when polled) */
+export function LogsView({ entries, follow }) {
+  return html`<section class="card" id="logs-view" data-follow=${follow} aria-labelledby="logs-title">
     <h2 id="logs-title">Log</h2>
     ${entries.length === 0 ? html`<p class="muted">No log lines.</p>` : null}
     <pre class="logs" id="logs">${entries.map(logLine).reverse().map(({ at, text }) => `${at === undefined ? '' : `${formatTime(at)}  `}${text}\n`)}</pre>

@@ -11,6 +11,8 @@ const TITLE = /** @type {Record<TimelineEntry['kind'], string>} */ ({
   crash: 'crashed',
   failure: 'message failed',
   restart: 'restarted',
+  update: 'updated',
+  rollback: 'rolled back',
   undeployed: 'undeployed',
 });
 

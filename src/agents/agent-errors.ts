@@ -70,3 +70,10 @@ export function fromRefusal(reason: FailureReason, receiver: string): SvcError {
       return new SvcError('PERMISSION_DENIED', `agent ${receiver} does not take messages (it lacks message:receive)`, { agent_id: receiver, reason, permission: 'message:receive' });
   }
 }
+
+/** The host's refusals of new work: shutting down, short of memory, a name taken on this node. */
+export const draining = (): SvcError => new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
+export const memoryPressure = (): SvcError =>
+  new SvcError('RESOURCE_EXHAUSTED', 'the server is short of memory and deploys no agent now; retry later', { reason: 'memory_pressure' });
+/** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
+export const nameTaken = (name: string): SvcError => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });

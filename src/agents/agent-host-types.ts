@@ -6,6 +6,7 @@
 import type { SendPolicy } from '../security/send-policy.js';
 import type { BackoffOptions, ChildExit, Clock, Random } from '../../supervisors/index.js';
 import type { MessageBus } from '../bus/bus.js';
+import type { RollbackWindow } from '../config/rollback-window.js';
 import type { MessageHistory } from '../bus/history.js';
 import type { IdGenerator } from '../bus/message-id.js';
 import type { Admission } from '../sandbox/admission.js';
@@ -16,6 +17,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import type { Tracing } from '../telemetry/tracing.js';
 import type { AgentLogs } from './agent-logs.js';
 import type { AgentRuntime } from './agent-runtime.js';
+import type { AgentUpdate } from './agent-update.js';
 import type { AgentState } from './agent-service-types.js';
 import type { DispatcherStats } from './dispatcher.js';
 import type { HeapGauge } from './memory-guard.js';
@@ -45,6 +47,8 @@ export interface AgentSettings {
   maxRestarts: number;
   restartPeriodMs: number;
   backoff: Partial<BackoffOptions>;
+  /** `runtime.update_rollback_window`: an update's rollback window when its request names none; off when unset. */
+  rollbackWindow?: RollbackWindow;
 }
 
 export interface AgentHostOptions {
@@ -114,6 +118,8 @@ export interface AgentHost {
   captureAgent(agentId: string): Promise<InstanceSnapshot | undefined>;
   /** Stops a registered agent and keeps it (stored, listed `stopped`) until `restart`. */
   stopAgent(agentId: string): Promise<void>;
+  /** An operator's update (agent-update.ts): resolves once the agent runs it. NOT_FOUND if unknown or being undeployed. */
+  update(agentId: string, update: AgentUpdate): Promise<void>;
   /** The id of the agent named `agentIdOrName` on this node, or the value itself (an id, or nothing known). */
   resolve(agentIdOrName: string): string;
   /** The agents' own log lines (agent-logs.ts). */

@@ -26,8 +26,7 @@
  * written to the store only once that start succeeded, so a module that
  * cannot start never becomes durable and no restart of the server tries it
  * again. Until it is registered nothing routes to it, lists it or hears of
- * it; a restored agent is registered before it starts, so messages sent to
- * it meanwhile wait in its mailbox.
+ * it; a restored agent is registered before it starts (messages wait).
  */
 import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
 import { PLATFORM_SENDER, type FailureReason } from '../bus/message.js';
@@ -37,8 +36,11 @@ import type { AgentRecord, NewAgent } from '../store/types.js';
 import { createAgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import { SPAN_ATTRIBUTES, SPANS } from '../telemetry/span-names.js';
 import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
+import { draining, memoryPressure, nameTaken } from './agent-errors.js';
 import { createAgentLogs, keepingLines } from './agent-logs.js';
+import { endCanary } from './agent-canary.js';
 import { restartAgent } from './agent-restart.js';
+import { createAgentUpdater } from './agent-update.js';
 import { restoreAgents } from './agent-restore.js';
 import { AgentRuntime, type AgentEnvironment, type AgentHooks, type AgentOrigin } from './agent-runtime.js';
 import type { AgentState } from './agent-service-types.js';
@@ -55,12 +57,6 @@ import { CLIENT_PREFIX, createLocalRouter, type Router } from './router.js';
 
 export type { AgentHost, AgentHostOptions, AgentSettings, HostStats } from './agent-host-types.js';
 
-const draining = () => new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' });
-
-const memoryPressure = () =>
-  new SvcError('RESOURCE_EXHAUSTED', 'the server is short of memory and deploys no agent now; retry later', { reason: 'memory_pressure' });
-/** The store's own refusal of a taken name (fromStoreError), for the same name found taken before the start. */
-const nameTaken = (name: string) => new SvcError('ALREADY_EXISTS', `an agent named "${name}" already exists`, { field: 'name', name, reason: 'conflict' });
 
 export function createAgentHost(options: AgentHostOptions): AgentHost {
   const { store, pool, bus, history, admission, log, metrics, tracing, clock, settings, sendPolicy } = options;
@@ -99,6 +95,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     ...(options.random === undefined ? {} : { random: options.random }),
   });
 
+  const countRestart = () => metrics.agentRestarts.inc();
+  const updater = createAgentUpdater({ store, supervisor, lifecycle, log, metrics, clock, countRestart });
+
   // The router needs the mailboxes, which need the dispatcher, which routes through the router (declared below).
   const mailboxes = createHostMailboxes({ agents, names, memory, clock, messageTrace, ready: (agent) => dispatcher.ready(agent) });
   const dispatcher: Dispatcher = createDispatcher({
@@ -130,6 +129,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   const hooks: AgentHooks = {
     transition(agent, from, to, reason) {
       lifecycle.transition(agent, from, to, reason);
+      updater.transition(agent, to, reason);
       // A quarantine ends with the agent: an operator's restart starts its count afresh.
       if (from === 'failed' || to === 'stopped') sendPolicy?.forget(agent.id);
       if (to === 'restarting') {
@@ -188,6 +188,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     metrics.forgetAgent(agent.id);
     agentLog.forget(agent.id);
     logs.forget(agent.id);
+    endCanary(agent, clock);
     agent.dispose();
   }
 
@@ -196,9 +197,9 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     if (memory.pressured()) throw memoryPressure();
     if (names.has(input.name)) throw nameTaken(input.name);
     // What the store will hold; its answer replaces it once written.
-    const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, restartCount: 0, updatedAt: input.createdAt };
+    const record: AgentRecord = { ...input, moduleSha256: admitted.sha256, moduleSize: admitted.size, moduleVersion: 1, previousModule: null, restartCount: 0, updatedAt: input.createdAt };
     const agent = track(record, admitted, 'deploy');
-    agent.handedOver = state;
+    agent.pendingRestore = state;
     const attributes = { [SPAN_ATTRIBUTES.agentId]: agent.id };
     let started = false;
     try {
@@ -337,7 +338,15 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
       if (!accepting) return Promise.reject(draining());
       const agent = get(agentId);
       if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
-      return restartAgent(supervisor, agent, () => metrics.agentRestarts.inc());
+      // An operator's restart ends an update's probation: what runs next is the operator's choice.
+      endCanary(agent, clock);
+      return restartAgent(supervisor, agent, countRestart);
+    },
+    update(agentId, update) {
+      if (!accepting) return Promise.reject(draining());
+      const agent = get(agentId);
+      if (agent === undefined || agent.removing) return Promise.reject(new SvcError('NOT_FOUND', `agent ${agentId} not found`, { agent_id: agentId }));
+      return updater.update(agent, update);
     },
     async captureAgent(agentId) {
       return get(agentId)?.captureState();

@@ -14,6 +14,7 @@
  *   any live state ─stop─> stopping ─drained─> stopped       ─kill─> stopped (cut now)
  *   running, hibernated ─quarantine─> exited (a normal exit: the supervisor does not restart it)
  *   stopped ─start─> starting (an operator's restart: the supervisor's restartChild after terminateChild)
+ *   running, hibernated ─upgrade─> (upgrading) ─done─> running on the new module's instance; ─error─> back as before
  *
  * Who decides: the agent supervisor (supervisors/) owns restarts, intensity
  * and backoff. Its decisions arrive as events, as it takes them
@@ -61,6 +62,13 @@ export interface LifecyclePort {
   release(instance: InstanceHandle): void;
   /** What is left of the idle timeout since the agent's last message; 0 or less once it has been idle that long. */
   idleLeftMs(): number;
+  /**
+   * An update (agent-upgrade.ts): once no message is in flight, moves the
+   * agent to its new module (from the running `instance` or the hibernated
+   * `snapshot`) and answers the new instance, the old one released; rejects
+   * leaving the old instance or snapshot as it was.
+   */
+  upgrade(instance: InstanceHandle | undefined, snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle>;
 }
 
 export type AgentMachineEvent =
@@ -74,7 +82,9 @@ export type AgentMachineEvent =
   /** A stored agent that cannot even be admitted any more. */
   | { type: 'fail'; reason: string }
   /** Its sends kept being refused (DESIGN.md section 9): it goes down as a normal exit, so it is not restarted, and stays failed. */
-  | { type: 'quarantine' };
+  | { type: 'quarantine' }
+  /** An operator's update of its module at a message boundary (UpdateAgent). */
+  | { type: 'upgrade' };
 
 export type AgentMachineEmitted =
   | { type: 'started' }
@@ -124,6 +134,9 @@ export const agentMachine = setup({
     instantiate: fromPromise<InstanceHandle, { port: LifecyclePort; snapshot: InstanceSnapshot | undefined }>(({ input, signal }) => input.port.instantiate(input.snapshot, signal)),
     hibernate: fromPromise<InstanceSnapshot, { port: LifecyclePort; instance: InstanceHandle }>(({ input, signal }) => input.port.hibernate(input.instance, signal)),
     drain: fromPromise<void, { port: LifecyclePort; instance: InstanceHandle | undefined }>(({ input }) => input.port.drain(input.instance)),
+    upgrade: fromPromise<InstanceHandle, { port: LifecyclePort; instance: InstanceHandle | undefined; snapshot: InstanceSnapshot | undefined }>(({ input, signal }) =>
+      input.port.upgrade(input.instance, input.snapshot, signal),
+    ),
   },
   actions: {
     because: assign({ reason: ({ event }) => reasonOf(event) }),
@@ -183,6 +196,16 @@ export const agentMachine = setup({
               { guard: 'hibernates', target: 'active', reenter: true, actions: 'rearmIdle' },
             ],
           },
+          on: { upgrade: 'upgrading' },
+        },
+        // Not `active`: nothing is dispatched meanwhile, and the idle timer waits.
+        upgrading: {
+          invoke: {
+            src: 'upgrade',
+            input: ({ context }) => ({ port: context.port, instance: context.instance, snapshot: undefined }),
+            onDone: { target: 'active', actions: assign({ instance: ({ event }) => event.output, idleDelayMs: ({ context }) => context.idleTimeoutMs }) },
+            onError: 'active',
+          },
         },
         hibernating: {
           invoke: {
@@ -206,7 +229,18 @@ export const agentMachine = setup({
     hibernated: {
       initial: 'asleep',
       states: {
-        asleep: { on: { wake: 'waking' } },
+        asleep: { on: { wake: 'waking', upgrade: 'upgrading' } },
+        upgrading: {
+          invoke: {
+            src: 'upgrade',
+            input: ({ context }) => ({ port: context.port, instance: undefined, snapshot: context.snapshot }),
+            onDone: {
+              target: '#agent.running',
+              actions: assign({ instance: ({ event }) => event.output, snapshot: undefined, reason: 'updated', idleDelayMs: ({ context }) => context.idleTimeoutMs }),
+            },
+            onError: 'asleep',
+          },
+        },
         waking: {
           invoke: {
             src: 'instantiate',

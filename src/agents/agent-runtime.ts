@@ -14,19 +14,21 @@
  * A class rather than closures: an instance hosts up to `max_agents` of them
  * (10,000 by default), and prototype methods keep each one small.
  */
-import type { Span } from '@opentelemetry/api';
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
-import { abnormalExit, type ChildDecision, type ChildHandle, type Clock, type StartContext, type TimerHandle } from '../../supervisors/index.js';
+import { abnormalExit, type ChildDecision, type ChildHandle, type Clock, type StartContext } from '../../supervisors/index.js';
 import type { LifecycleEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
 import { messageBytes } from '../bus/message-size.js';
 import { createRingBuffer, type RingBuffer } from '../bus/ring-buffer.js';
-import type { AdmittedModule, ExecutionResult, ExecutorPool, InstanceHandle, InstanceSnapshot } from '../sandbox/types.js';
+import type { AdmittedModule, ExecutorPool, InstanceHandle, InstanceSnapshot } from '../sandbox/types.js';
 import type { AgentRecord } from '../store/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import type { Canary, CanaryHolder } from './agent-canary.js';
 import { AgentChild, type Stoppable } from './agent-child.js';
+import { DispatchState } from './dispatch-state.js';
+import { runUpgrade, type UpgradePlan } from './agent-upgrade.js';
 import type { MemoryGuard } from './memory-guard.js';
 import { agentMachine, visibleState, type AgentMachine, type LifecyclePort, type LifecycleState } from './agent-machine.js';
 import type { AgentState } from './agent-service-types.js';
@@ -69,13 +71,13 @@ export interface AgentEnvironment {
 /** How an agent came to be on this node: the reason of its first transition. */
 export type AgentOrigin = 'deploy' | 'restore';
 
-export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
+export class AgentRuntime extends DispatchState implements Schedulable, LifecyclePort, Stoppable, CanaryHolder {
   readonly id: string;
   readonly env: AgentEnvironment;
   /** The stored record; `restartCount` and `updatedAt` are kept current in memory. */
   readonly record: AgentRecord;
-  /** Undefined only for a stored agent whose module no longer passes admission (it stays `failed`). */
-  readonly admitted: AdmittedModule | undefined;
+  /** Undefined only for a stored agent whose module no longer passes admission (it stays `failed`); an update replaces it. */
+  admitted: AdmittedModule | undefined;
   readonly mailbox: RingBuffer<Message>;
   /** `clock.now()` when each mailbox message was accepted, in step with `mailbox`, for the processing time. */
   readonly arrivals: RingBuffer<number>;
@@ -103,34 +105,16 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   removing = false;
   /** An operator's restart is under way: its stop keeps the mailbox, and messages still queue. */
   restartRequested = false;
+  /** The update the machine's `upgrading` state carries out (agent-upgrade.ts). */
+  upgradePlan: UpgradePlan | undefined = undefined;
+  /** Probation after an update (agent-canary.ts). */
+  canary: Canary | undefined = undefined;
+  /** State the next start restores instead of starting afresh, taken once: a rollback's, or one another node handed over. */
+  pendingRestore: InstanceSnapshot | undefined = undefined;
   messagesReceived = 0;
   messagesSent = 0;
-  /** State handed over by another node (its hibernation snapshot): the first start restores it instead of starting afresh. */
-  handedOver: InstanceSnapshot | undefined;
   /** Linear memory of the instance (of its snapshot while hibernated); set through `setMemory`. */
   memoryBytes = 0;
-
-  /* The dispatcher's fields (dispatcher.ts). */
-  /** The message being handled; one at a time. */
-  inFlight: Message | undefined = undefined;
-  /** When it was accepted. */
-  inFlightSince = 0;
-  /** The instance handling it: a result that comes back after a restart or a kill belongs to that one. */
-  inFlightOn: InstanceHandle | undefined = undefined;
-  /** Its `svc.agent.execute` span, when its trace is recorded (message-trace.ts). */
-  inFlightSpan: Span | undefined = undefined;
-  /** The dispatcher's result callback for this agent, made once. */
-  settled: ((result: ExecutionResult) => void) | undefined = undefined;
-  vtime = 0;
-  /** In the dispatcher's backlog. */
-  queued = false;
-  /** Set while the agent waits out its CPU quota. */
-  throttle: TimerHandle | undefined = undefined;
-  throttledCount = 0;
-  /** Time held back by the CPU quota with messages waiting, ms (`throttled_seconds`). */
-  throttledMs = 0;
-  /** `clock.now()` of the last dispatch or result, for the idle timer. */
-  lastActiveAt: number;
 
   private readonly actor: Actor<AgentMachine>;
   /** The supervisor's current start. */
@@ -145,6 +129,7 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   private readonly lost = (instance: InstanceHandle): void => this.crash(instance, 'worker_lost');
 
   constructor(env: AgentEnvironment, record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin) {
+    super();
     this.id = record.agentId;
     this.env = env;
     this.record = record;
@@ -241,6 +226,17 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     this.actor.send({ type: 'crash', instance, reason });
   }
 
+  /** Hands `plan` to the machine; false when the agent is not running or hibernated (the plan is then not settled). */
+  beginUpgrade(plan: UpgradePlan): boolean {
+    if (this.upgradePlan !== undefined) return false;
+    this.upgradePlan = plan;
+    this.actor.send({ type: 'upgrade' });
+    const value: unknown = this.actor.getSnapshot().value;
+    if (typeof value === 'object' && value !== null && Object.values(value)[0] === 'upgrading') return true;
+    this.upgradePlan = undefined;
+    return false;
+  }
+
   /** A message waits while the agent is hibernated. */
   wake(): void {
     this.actor.send({ type: 'wake' });
@@ -325,8 +321,8 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
     const { pool, agentLog } = this.env;
     if (this.admitted === undefined) throw new Error(`agent ${this.id} has no admitted module`);
     const options = { label: this.id, memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
-    const state = snapshot ?? this.handedOver;
-    this.handedOver = undefined;
+    const state = snapshot ?? this.pendingRestore;
+    this.pendingRestore = undefined;
     const placement = await pool.instantiate(this.admitted, state === undefined ? options : { ...options, snapshot: state });
     // A start or wake given up on (a stop, the startup timeout): its instance must not outlive it.
     if (signal.aborted) {
@@ -349,8 +345,17 @@ export class AgentRuntime implements Schedulable, LifecyclePort, Stoppable {
   }
 
   async drain(instance: InstanceHandle | undefined): Promise<void> {
-    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
+    await this.inFlightDone();
     if (instance !== undefined) await this.env.pool.release(instance);
+  }
+
+  upgrade(instance: InstanceHandle | undefined, snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle> {
+    return runUpgrade(this, this.lost, instance, snapshot, signal);
+  }
+
+  /** Resolves once no message of the agent is in flight. */
+  async inFlightDone(): Promise<void> {
+    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
   release(instance: InstanceHandle): void {

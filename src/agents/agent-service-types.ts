@@ -59,6 +59,16 @@ export interface Agent {
   /** RFC 3339. */
   created_at: string;
   updated_at: string;
+  /** Absent where only the cluster registry knows the agent: its entry carries no module version. */
+  module_version?: number;
+  /** Absent before the first update. */
+  previous_module?: ModuleVersion;
+}
+
+export interface ModuleVersion {
+  sha256: string;
+  version: number;
+  size: number;
 }
 
 export interface ListAgentsRequest {
@@ -115,6 +125,12 @@ export interface AgentService {
    * unknown agent, UNAVAILABLE (`agent_starting`) while it is starting.
    */
   restart(agentId: string, ctx: CallContext): Promise<Agent>;
+  /**
+   * Replaces an agent's module, capabilities or resources (agent-update.ts);
+   * answers the agent as updated. `request` is an `UpdateAgentRequest` as a
+   * door decoded it, checked here (update-request.ts).
+   */
+  update(request: unknown, ctx: CallContext): Promise<Agent>;
   /**
    * Validates client input (`validateMessage`: sender becomes `client:<principal>`;
    * `receiver` from the body or from `receiverOverride`, as `POST /agents/{id}/messages` gives it)

@@ -57,6 +57,8 @@ import { mergePages } from './agent-pages.js';
 import { toAgent } from './agent-view.js';
 import type { RemoteAgents } from './remote-agents.js';
 import { validateDeployRequest } from './deploy-request.js';
+import type { AgentUpdate } from './agent-update.js';
+import { validateUpdateRequest } from './update-request.js';
 import { createMessageTrace } from './message-trace.js';
 import { waitForReply } from './reply-waiter.js';
 
@@ -194,6 +196,44 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       } finally {
         if (reserved) deploying -= 1;
       }
+    },
+
+    async update(request, _ctx) {
+      const host = active();
+      const valid = validateUpdateRequest(request, { maxMemoryBytes: options.maxMemoryBytes });
+      const id = host.resolve(valid.agentId);
+      const agent = host.get(id);
+      if (agent === undefined && remote()?.isRemote(id) === true) {
+        throw new SvcError('FAILED_PRECONDITION', `agent ${id} runs on another node; update it through that node`, { agent_id: id, reason: 'remote_agent' });
+      }
+      if (agent === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      const current = agent.record.resources;
+      const resources = { memoryLimit: valid.memoryLimitBytes ?? current.memoryLimit, cpuShares: valid.cpuShares ?? current.cpuShares };
+      const changesResources = valid.memoryLimitBytes !== undefined || valid.cpuShares !== undefined;
+      let module: AgentUpdate['module'];
+      if (valid.module !== undefined) {
+        const bytes = valid.module;
+        const admitted = await tracing.withSpan(SPANS.wasmValidate, { [SPAN_ATTRIBUTES.moduleSize]: bytes.byteLength }, async (span) => {
+          const result = await host.admission.admit(bytes);
+          span.setAttribute(SPAN_ATTRIBUTES.moduleSha256, result.sha256);
+          return result;
+        });
+        module = { bytes, admitted };
+      }
+      // The module the agent will run must fit its limit, whichever of the two changed.
+      const runs = module?.admitted ?? agent.admitted;
+      if (runs !== undefined && (module !== undefined || valid.memoryLimitBytes !== undefined)) checkAgentMemory(runs.info.memory, resources.memoryLimit, options.lowerMemoryMaximum);
+      await host.update(id, {
+        ...(module === undefined ? {} : { module }),
+        ...(valid.capabilities === undefined ? {} : { capabilities: valid.capabilities }),
+        ...(changesResources ? { resources } : {}),
+        keepState: valid.keepState,
+        rollbackWindow: valid.rollbackWindow ?? host.settings.rollbackWindow ?? { kind: 'off' },
+      });
+      remote()?.localChanged();
+      const updated = host.get(id);
+      if (updated === undefined) throw new SvcError('NOT_FOUND', `agent ${id} not found`, { agent_id: id });
+      return toAgent(updated.record, updated);
     },
 
     async undeploy(agentId, _ctx) {

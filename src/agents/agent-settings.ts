@@ -31,6 +31,7 @@ export function agentSettingsFrom(runtime: Config['runtime']): AgentSettings {
     maxConcurrentExecutions: runtime.max_concurrent_executions,
     maxRestarts: runtime.restart_max_restarts,
     restartPeriodMs: runtime.restart_period,
+    rollbackWindow: runtime.update_rollback_window,
     backoff: { initialMs: runtime.restart_backoff_initial, maxMs: runtime.restart_backoff_max, jitter: runtime.restart_backoff_jitter },
   };
 }

@@ -27,5 +27,7 @@ export function toAgent(record: AgentRecord, runtime: AgentRuntime | undefined):
     throttled_seconds: (runtime?.throttledMs ?? 0) / 1000,
     created_at: iso(record.createdAt),
     updated_at: iso(runtime?.record.updatedAt ?? record.updatedAt),
+    module_version: record.moduleVersion,
+    ...(record.previousModule === null ? {} : { previous_module: { ...record.previousModule } }),
   };
 }

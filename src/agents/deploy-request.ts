@@ -40,16 +40,16 @@ export interface ValidDeploy {
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
 
-function invalid(field: string, message: string, reason: string, extra: Record<string, string> = {}): SvcError {
+export function invalid(field: string, message: string, reason: string, extra: Record<string, string> = {}): SvcError {
   return new SvcError('INVALID_ARGUMENT', message, { field, reason, ...extra });
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The value of `snake` or its camelCase spelling, with the spelling used (for error messages). */
-function field(input: Record<string, unknown>, snake: string, camel: string, prefix = ''): [unknown, string] {
+export function field(input: Record<string, unknown>, snake: string, camel: string, prefix = ''): [unknown, string] {
   if (input[snake] !== undefined) return [input[snake], prefix + snake];
   return [input[camel], prefix + (input[camel] === undefined ? snake : camel)];
 }
@@ -63,7 +63,7 @@ function label(name: string, value: unknown): string {
   return value;
 }
 
-function wholeNumber(name: string, value: unknown, max: number): number {
+export function wholeNumber(name: string, value: unknown, max: number): number {
   if (value === undefined || value === null || value === '') return 0;
   // proto3 JSON carries 64-bit integers as strings.
   const number = typeof value === 'string' && /^\d+$/.test(value) ? Number(value) : value;
@@ -74,7 +74,7 @@ function wholeNumber(name: string, value: unknown, max: number): number {
   return number;
 }
 
-function capabilities(name: string, value: unknown): string[] {
+export function capabilities(name: string, value: unknown): string[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw invalid(name, `${name} must be a list of strings`, 'wrong_type', { expected: 'array' });
   if (value.length > MAX_CAPABILITIES) throw invalid(name, `${name} has more than ${MAX_CAPABILITIES} entries`, 'too_many_entries', { limit: String(MAX_CAPABILITIES) });

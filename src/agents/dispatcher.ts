@@ -34,6 +34,7 @@
  *   and the messages it sends continue it (message-trace.ts); spans are made
  *   only when that trace is recorded.
  */
+import { canaryHandled } from './agent-canary.js';
 import { context, ROOT_CONTEXT, type Span } from '@opentelemetry/api';
 import type { MessageBus } from '../bus/bus.js';
 import { completeMessage, type FailureReason, type Message } from '../bus/message.js';
@@ -211,6 +212,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       undeliverable(message, 'execution_crashed', 'the agent was stopped before its execution finished');
     } else {
       agent.setMemory(result.memoryBytes);
+      if (agent.canary !== undefined) canaryHandled(agent, clock);
       if (result.stdout.length > 0) output(agent, message, span, result.stdout);
     }
     agent.executionSettled();

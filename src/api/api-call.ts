@@ -151,6 +151,7 @@ export function describeRequest(span: Span, operation: ApiOperation | undefined,
     case 'UndeployAgent':
     case 'GetAgent':
     case 'RestartAgent':
+    case 'UpdateAgent':
     case 'GetAgentLogs':
     case 'FollowAgentLogs':
       attributes[SPAN_ATTRIBUTES.agentId] = text(field(request, 'agent_id'));

@@ -9,6 +9,7 @@ import { agentsDeployCommand } from './commands/agents-deploy.js';
 import { agentsGetCommand } from './commands/agents-get.js';
 import { agentsListCommand } from './commands/agents-list.js';
 import { agentsRestartCommand } from './commands/agents-restart.js';
+import { agentsUpdateCommand } from './commands/agents-update.js';
 import { agentsUndeployCommand } from './commands/agents-undeploy.js';
 import { auditCommand } from './commands/audit.js';
 import { callCommand } from './commands/call.js';
@@ -44,6 +45,7 @@ export const COMMANDS: readonly Command[] = [
   agentsListCommand,
   agentsGetCommand,
   agentsRestartCommand,
+  agentsUpdateCommand,
   agentsUndeployCommand,
   callCommand,
   messagesSendCommand,

@@ -13,11 +13,11 @@ export const EXIT = {
   usage: 2,
   /** Invalid configuration. */
   config: 3,
-  /** The request was refused as it stands: invalid argument or module, too large, already exists. */
+  /** The request was refused as it stands: invalid argument or module, too large, already exists, a failed precondition. */
   rejected: 4,
   /** The agent (or other resource) does not exist. */
   not_found: 5,
-  /** The server cannot be reached, is not ready or draining, or did not answer in time: retrying may help. */
+  /** The server cannot be reached, is not ready or draining, did not answer in time, or another change won (ABORTED): retrying may help. */
   unavailable: 6,
   /** Authentication or permission refused. */
   denied: 7,
@@ -32,9 +32,11 @@ const BY_ERROR_CODE: Readonly<Record<ErrorCode, ExitCode>> = {
   INVALID_MODULE: EXIT.rejected,
   PAYLOAD_TOO_LARGE: EXIT.rejected,
   ALREADY_EXISTS: EXIT.rejected,
+  FAILED_PRECONDITION: EXIT.rejected,
   NOT_FOUND: EXIT.not_found,
   UNAVAILABLE: EXIT.unavailable,
   DEADLINE_EXCEEDED: EXIT.unavailable,
+  ABORTED: EXIT.unavailable,
   UNAUTHENTICATED: EXIT.denied,
   PERMISSION_DENIED: EXIT.denied,
   RESOURCE_EXHAUSTED: EXIT.limited,

@@ -111,6 +111,9 @@ export function agentDetails(agent: Agent): string {
     ['node_id', agent.node_id],
     ['module_sha256', agent.module_sha256],
     ['module_size', formatSize(agent.module_size)],
+    ['module_version', agent.module_version ? String(agent.module_version) : 'unknown'],
+    // proto-loader decodes an unset previous_module as null.
+    ['previous_module', agent.previous_module ? `version ${agent.previous_module.version}, sha256 ${agent.previous_module.sha256}` : 'none'],
     ['restart_count', String(agent.restart_count)],
     ['messages_received', String(agent.messages_received)],
     ['messages_sent', String(agent.messages_sent)],

@@ -1,5 +1,5 @@
 import { isClusterSecret } from '../cluster/gossip-cipher.js';
-import { address, bool, cpu, duration, int, list, oneOf, ratio, secret, size, subsetOf, table, text, timeout, type Setting } from './setting.js';
+import { address, bool, cpu, duration, int, list, oneOf, ratio, rollbackWindow, secret, size, subsetOf, table, text, timeout, type Setting } from './setting.js';
 
 /**
  * Every setting of the server, with its default and its doc. This is the only
@@ -65,6 +65,7 @@ export const CONFIG_SCHEMA = {
     restart_backoff_initial: duration('100ms', 'Wait before the first restart after a crash; doubles with each restart within the period.'),
     restart_backoff_max: duration('30s', 'Longest wait between restarts.'),
     restart_backoff_jitter: ratio(0.2, 'Random spread of each wait (0.2 = ±20 %), so agents that crashed together restart apart.'),
+    update_rollback_window: rollbackWindow('60s', "An updated agent's probation (UpdateAgent's rollback_window when the request gives none): a crash within this many messages (a whole number) or this long (a duration) brings the previous module and its state back; 0 turns rollback off."),
   },
   security: {
     auth_enabled: bool(false, 'Require a credential on the management API (both listeners). Off: every caller is `anonymous` with every permission.'),

@@ -1,4 +1,5 @@
 import { MAX_TIMER_MS } from '../../supervisors/index.js';
+import { formatRollbackWindow, parseRollbackWindow, type RollbackWindow } from './rollback-window.js';
 import { formatDuration, formatSize, parseCpu, parseDuration, parseSize } from './units.js';
 
 /**
@@ -87,6 +88,11 @@ export function timeout(defaultValue: string, doc: string): Setting<number> {
     const ms = value === undefined ? undefined : parseDuration(value);
     return ms !== undefined && ms >= 1 && ms <= MAX_TIMER_MS ? ms : undefined;
   }, formatDuration);
+}
+
+/** A number of messages or a duration with its unit; `0` is off (rollback-window.ts). */
+export function rollbackWindow(defaultValue: string, doc: string): Setting<RollbackWindow> {
+  return make('messages or duration', defaultValue, doc, parseRollbackWindow, formatRollbackWindow);
 }
 
 /** Bytes; reads `512MB`, `64KiB` or a number of bytes. */

@@ -11,11 +11,11 @@
  *   places an instance on the worker of its lane with the fewest, runs its
  *   start functions (`__svc_start`, then `_initialize`/`_start`) with
  *   `startupFuel` under `startupTimeoutMs`, or restores a snapshot's memory
- *   and globals. Resolves `{ instance, memoryBytes, workerId, log }`; rejects
- *   with an `SvcError` whose `metadata.reason` is an `ExecutionFailure`
- *   (codes in pool-failures.ts), or RESOURCE_EXHAUSTED when the memory does
- *   not fit; when it fits once the growth granted to batches in flight is
- *   settled, it waits for that (milliseconds).
+ *   and globals (then, with `upgrade`, runs `_upgrade`). Resolves
+ *   `{ instance, memoryBytes, workerId, log }`; rejects with an `SvcError`
+ *   (`metadata.reason` an `ExecutionFailure`, pool-failures.ts), or
+ *   RESOURCE_EXHAUSTED when the memory does not fit, not even once the
+ *   growth granted to batches in flight is settled (it waits for that).
  * - `execute(instance, input, onResult)` runs `handle` once with `input` on
  *   fd 0. `onResult` is the one channel: a refusal (`overloaded` past
  *   `maxPendingExecutions`, `closed`, `not_instantiated`) is a result too.
@@ -27,11 +27,10 @@
  * once; `maxPendingExecutions` bounds those queued or running.
  *
  * Loss: a worker whose run overstays its timeout is terminated by the
- * watchdog (which ticks only while a batch is in flight, so an idle server
- * sets no timer and a simulated clock can jump) and replaced at once by a
- * warm spare; the overrunning call fails with `timeout`, every other call
- * pending there with `worker_lost`, every other instance there is gone
- * (`onLost`), and `workerLost` names them.
+ * watchdog (ticking only while a batch is in flight, so an idle server sets
+ * no timer) and replaced by a warm spare; the overrunning call fails with
+ * `timeout`, every other call there with `worker_lost`, every other instance
+ * there is gone (`onLost`), and `workerLost` names them.
  */
 import { availableParallelism } from 'node:os';
 import { createRealClock } from '../../supervisors/index.js';
@@ -50,15 +49,15 @@ import { createWorkerBatches, type Call, type ExecuteCall, type InstantiateCall 
 import { MAX_BATCHES_IN_FLIGHT, WASM_PAGE_BYTES, type BatchMessage, type InstantiateRequest, type WorkerResult } from './worker-protocol.js';
 
 export type { ExecutorPool, ExecutorPoolOptions, ExecutorPoolStats, InstanceHandle, InstantiateOptions, Placement, WorkerLostEvent } from './types.js';
-
 /** Calls per batch message: large enough to amortize postMessage, small enough to keep answers flowing. */
 export const DEFAULT_MAX_BATCH_SIZE = 256;
-
 /** An instantiation whose memory is reserved (or waits to be), to be placed on a worker. */
 interface PlacementRequest {
   label: string;
   admitted: AdmittedModule;
   snapshot: InstanceSnapshot | null;
+  /** Run `_upgrade` after restoring `snapshot`. */
+  upgrade: boolean;
   limitPages: number;
   reserveBytes: number;
   onLost: ((instance: InstanceHandle) => void) | undefined;
@@ -291,6 +290,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       startExport: admitted.info.startExport,
       memoryLimitPages: limitPages,
       snapshot: request.snapshot,
+      upgrade: request.upgrade ? admitted.info.dataSegments : null,
     };
     enqueue(slot, { op: 'instantiate', req, owner: instance, resolve: request.resolve, reject: request.reject });
   }
@@ -314,7 +314,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       }
       if (lanes.pick(label) === undefined) return Promise.reject(noWorker());
       return new Promise<Placement>((resolve, reject) => {
-        const request: PlacementRequest = { label, admitted, snapshot: opts.snapshot ?? null, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
+        const request: PlacementRequest = { label, admitted, snapshot: opts.snapshot ?? null, upgrade: opts.upgrade === true, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
         const reservation = ledger.reserve(reserveBytes, (reserved) => {
           // Gone from `waiting` when the pool closed meanwhile (and rejected it).
           if (!waiting.delete(request)) return;

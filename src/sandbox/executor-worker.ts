@@ -20,7 +20,7 @@ import {
   type WorkerRequest,
   type WorkerResult,
 } from './worker-protocol.js';
-import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, START_EXPORT, type ExecutionFailure } from './types.js';
+import { FUEL_EXPORT, MEMORY_BUDGET_EXPORT, START_EXPORT, UPGRADE_EXPORT, type ExecutionFailure } from './types.js';
 
 /** Answers of a long batch are posted at least this often, so a slow item does not hold back those before it. */
 const RESULT_FLUSH_MS = 2;
@@ -124,11 +124,15 @@ function instantiate(req: InstantiateRequest, item: Item): InstantiateResult {
     bound.inst = inst;
     shim.attachMemory(inst.memory);
     inst.fuel.value = init.startupFuel;
-    if (req.snapshot !== null) restoreSnapshot(instance.exports, req.globalExports, req.snapshot);
+    if (req.snapshot !== null) restoreSnapshot(instance.exports, req.globalExports, req.snapshot, req.upgrade ?? undefined);
     bound.baseline = pages(inst.memory);
     setBudget(inst, bound.baseline);
     // A restored instance has its state from the snapshot: its start functions ran in an earlier life.
-    if (req.snapshot !== null) return;
+    if (req.snapshot !== null) {
+      const migrate = req.upgrade === null ? undefined : instance.exports[UPGRADE_EXPORT];
+      if (typeof migrate === 'function') migrate();
+      return;
+    }
     const section = instance.exports[START_EXPORT];
     if (typeof section === 'function') section();
     const start = req.startExport === null ? undefined : instance.exports[req.startExport];

@@ -35,6 +35,8 @@ export type RejectionReason =
   | 'agent_memory_limit'
   | 'invalid_module';
 
+export type ValueTypeName = 'i32' | 'i64' | 'f32' | 'f64';
+
 /** What validation learned about an accepted module. */
 export interface ModuleInfo {
   /** The WASI calls it imports, as `name` of module `wasi_snapshot_preview1`. */
@@ -43,8 +45,14 @@ export interface ModuleInfo {
   memory: { initialPages: number; maximumPages: number; lowered: boolean };
   /** Indices (in the global index space) of the module's own mutable globals. */
   mutableGlobals: number[];
+  /** Their value types (`i32`, `i64`, `f32`, `f64`), in the same order: what an update keeping state must match. */
+  mutableGlobalTypes: ValueTypeName[];
   /** Name of the export to call once after instantiation, if any. */
   startExport: '_initialize' | '_start' | null;
+  /** Where its active data segments write: an update keeping state writes them again over the restored memory. */
+  dataSegments: Array<{ offset: number; length: number }>;
+  /** Whether it exports `_upgrade`, run after an update restored the previous version's state. */
+  hasUpgrade: boolean;
   /** Whether the module has a wasm start section; instrumentation turns it into the `__svc_start` export. */
   hasStartSection: boolean;
   functionCount: number;
@@ -55,6 +63,8 @@ export const FUEL_EXPORT = '__svc_fuel';
 export const MEMORY_BUDGET_EXPORT = '__svc_memory_budget';
 /** The function of the original module's start section, run first at startup (see instrument.ts). */
 export const START_EXPORT = '__svc_start';
+/** The optional export an update keeping state calls once the previous version's state is in (docs/agent-abi.md). */
+export const UPGRADE_EXPORT = '_upgrade';
 export const GLOBAL_EXPORT_PREFIX = '__svc_global_';
 export const RESERVED_EXPORT_PREFIX = '__svc_';
 
@@ -162,6 +172,12 @@ export interface InstantiateOptions {
   label: string;
   memoryLimitBytes: number;
   snapshot?: InstanceSnapshot;
+  /**
+   * The snapshot is another module's (an update keeping state): it may be
+   * smaller than this module's initial memory, and `_upgrade` runs after it
+   * is restored.
+   */
+  upgrade?: boolean;
   /**
    * Called when the instance died with its worker, which another instance's
    * overrun or the worker's own death took down. The overrunning instance is

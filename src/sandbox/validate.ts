@@ -5,13 +5,14 @@
  * typing, which this decoder does not repeat.
  */
 import { SvcError, type ErrorMetadata } from '../errors/svc-error.js';
-import { RESERVED_EXPORT_PREFIX, type ModuleInfo, type RejectionReason, type SandboxLimits } from './types.js';
+import { RESERVED_EXPORT_PREFIX, UPGRADE_EXPORT, type ModuleInfo, type RejectionReason, type SandboxLimits, type ValueTypeName } from './types.js';
 import { ForbiddenFeatureError, Op, featureOfOpcode, hex, readInstruction, readValueType, refuseType } from './wasm-opcodes.js';
 import { WasmReadError, WasmReader } from './wasm-reader.js';
 
 export const WASI_MODULE = 'wasi_snapshot_preview1';
 
 const I32 = 0x7f;
+const VALUE_TYPE_NAMES: Readonly<Record<number, ValueTypeName>> = { 0x7f: 'i32', 0x7e: 'i64', 0x7d: 'f32', 0x7c: 'f64' };
 const I64 = 0x7e;
 
 export interface FuncType {
@@ -51,6 +52,7 @@ interface Decoded {
   tables: number;
   memory: { initial: number; maximum: number | null } | null;
   globals: Array<{ type: number; mutable: boolean }>;
+  dataSegments: ModuleInfo['dataSegments'];
   exports: Map<string, { kind: Kind; index: number }>;
   hasStart: boolean;
   codeCount: number;
@@ -88,10 +90,12 @@ function readLimits(r: WasmReader): { initial: number; maximum: number | null } 
 }
 
 /** MVP constant expression: one `t.const` then `end`. */
-export function readConstExpr(r: WasmReader): void {
+/** Checks a constant expression; answers its value when it is an `i32.const` (a data segment's offset). */
+export function readConstExpr(r: WasmReader): number | undefined {
   const offset = r.pos;
   const op = r.u8();
-  if (op === Op.i32Const) r.s32();
+  let value: number | undefined;
+  if (op === Op.i32Const) value = r.s32();
   else if (op === Op.i64Const) r.s64();
   else if (op === Op.f32Const) r.skip(4);
   else if (op === Op.f64Const) r.skip(8);
@@ -101,6 +105,7 @@ export function readConstExpr(r: WasmReader): void {
   const endOffset = r.pos;
   const next = r.u8();
   if (next !== Op.end) throw new ForbiddenFeatureError('extended_const', endOffset, { opcode: hex(next) });
+  return value;
 }
 
 function readTypes(r: WasmReader, d: Decoded): void {
@@ -213,15 +218,18 @@ function readElements(r: WasmReader, d: Decoded): void {
   }
 }
 
-function readData(r: WasmReader): void {
+function readData(r: WasmReader, d: Decoded): void {
   const n = r.count(3);
   for (let i = 0; i < n; i++) {
     const offset = r.pos;
     const flags = r.u32();
     if (flags === 1 || flags === 2) throw new ForbiddenFeatureError('bulk_memory', offset, { segment: flags === 1 ? 'passive' : 'explicit memory index' });
     if (flags !== 0) r.fail(`unknown data segment flags ${flags}`, offset);
-    readConstExpr(r);
-    r.skip(r.u32());
+    const at = readConstExpr(r);
+    const length = r.u32();
+    r.skip(length);
+    // A non-i32 offset fails WebAssembly.validate below; an i32 is an unsigned address.
+    if (at !== undefined) d.dataSegments.push({ offset: at >>> 0, length });
   }
 }
 
@@ -253,7 +261,7 @@ function readCode(r: WasmReader, d: Decoded): void {
 }
 
 function decode(bytes: Uint8Array): Decoded {
-  const d: Decoded = { types: [], funcTypes: [], importedFuncs: 0, imports: [], tables: 0, memory: null, globals: [], exports: new Map(), hasStart: false, codeCount: 0 };
+  const d: Decoded = { types: [], funcTypes: [], importedFuncs: 0, imports: [], tables: 0, memory: null, globals: [], exports: new Map(), hasStart: false, codeCount: 0, dataSegments: [] };
   const r = new WasmReader(bytes);
   const header = r.take(8);
   if (header[0] !== 0x00 || header[1] !== 0x61 || header[2] !== 0x73 || header[3] !== 0x6d) r.fail('bad magic number', 0);
@@ -286,7 +294,7 @@ function decode(bytes: Uint8Array): Decoded {
       d.hasStart = true;
     } else if (id === SECTION.element) readElements(s, d);
     else if (id === SECTION.code) readCode(s, d);
-    else readData(s);
+    else readData(s, d);
     s.expectEnd(`section ${id}`);
   }
   if (d.codeCount !== d.funcTypes.length - d.importedFuncs) r.fail('function section without code section', r.pos);
@@ -323,6 +331,7 @@ function checkExports(d: Decoded): ModuleInfo['startExport'] {
   if (memory === undefined) reject('missing_export', 'the module does not export its memory as "memory"', { export: 'memory' });
   if (memory.kind !== Kind.Memory) reject('export_kind', 'export memory must be a memory', { export: 'memory', kind: KIND_NAMES[memory.kind] as string });
   if (!expectVoidFunction('handle')) reject('missing_export', 'the module does not export handle', { export: 'handle' });
+  expectVoidFunction(UPGRADE_EXPORT);
   const hasInitialize = expectVoidFunction('_initialize');
   const hasStart = expectVoidFunction('_start');
   if (hasInitialize) return '_initialize';
@@ -357,6 +366,9 @@ export function validateModule(bytes: Uint8Array, limits: SandboxLimits): Module
     exports: [...d.exports.keys()],
     memory,
     mutableGlobals: d.globals.flatMap((g, i) => (g.mutable ? [i] : [])),
+    mutableGlobalTypes: d.globals.flatMap((g) => (g.mutable ? [VALUE_TYPE_NAMES[g.type] as ValueTypeName] : [])),
+    hasUpgrade: d.exports.has(UPGRADE_EXPORT),
+    dataSegments: d.dataSegments,
     startExport,
     hasStartSection: d.hasStart,
     functionCount: d.funcTypes.length - d.importedFuncs,

@@ -45,6 +45,11 @@ export interface InstantiateRequest {
   startExport: '_initialize' | '_start' | null;
   memoryLimitPages: number;
   snapshot: InstanceSnapshot | null;
+  /**
+   * The snapshot is another module's: restore it (into a larger memory if need be), write this module's
+   * data segments (these ranges) over it again, then run `_upgrade`. Null otherwise.
+   */
+  upgrade: Array<{ offset: number; length: number }> | null;
 }
 
 export interface SnapshotRequest {

@@ -14,6 +14,10 @@ export interface AgentRow {
   resources: string;
   module_sha256: string;
   module_size: number;
+  module_version: number;
+  previous_module_sha256: string | null;
+  previous_module_version: number | null;
+  previous_module_size: number | null;
   desired_state: string;
   restart_count: number;
   node_id: string;
@@ -21,9 +25,13 @@ export interface AgentRow {
   updated_at: number;
 }
 
-/** Columns of a joined read, in one place for every SELECT. */
+/** Columns of a joined read, in one place for every SELECT (`FROM_AGENTS` names the tables). */
 export const AGENT_COLUMNS = `a.agent_id, a.name, a.capabilities, a.resources, a.module_sha256, m.size AS module_size,
+  a.module_version, a.previous_module_sha256, a.previous_module_version, p.size AS previous_module_size,
   a.desired_state, a.restart_count, a.node_id, a.created_at, a.updated_at`;
+
+/** The agents with their module, and their previous module when they have one. */
+export const FROM_AGENTS = 'agents a JOIN modules m ON m.sha256 = a.module_sha256 LEFT JOIN modules p ON p.sha256 = a.previous_module_sha256';
 
 /** Named parameters of the agent INSERT. */
 export function toInsertParams(agent: NewAgent, moduleSha256: string): Record<string, string | number> {
@@ -50,9 +58,18 @@ export function fromRow(row: AgentRow): AgentRecord {
     createdAt: row.created_at,
     moduleSha256: row.module_sha256,
     moduleSize: row.module_size,
+    moduleVersion: row.module_version,
+    previousModule: parsePrevious(row),
     restartCount: row.restart_count,
     updatedAt: row.updated_at,
   };
+}
+
+function parsePrevious(row: AgentRow): AgentRecord['previousModule'] {
+  const { previous_module_sha256: sha256, previous_module_version: version, previous_module_size: size } = row;
+  if (sha256 === null) return null;
+  if (version === null || size === null) throw corrupt(row, 'previous_module_sha256');
+  return { sha256, version, size };
 }
 
 function parseCapabilities(row: AgentRow): string[] {

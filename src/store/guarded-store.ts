@@ -168,6 +168,7 @@ export function createGuardedStore(options: GuardedStoreOptions): GuardedStore {
     },
 
     updateAgent: (agentId, patch) => write('updateAgent', () => inner.updateAgent(agentId, patch)),
+    changeModule: (agentId, change) => write('changeModule', () => inner.changeModule(agentId, change)),
     setMeta: (key, value) => write('setMeta', () => inner.setMeta(key, value)),
     getAgent: (agentId) => read('getAgent', () => inner.getAgent(agentId)),
     listAgents: (listOptions) => read('listAgents', () => inner.listAgents(listOptions)),

@@ -5,6 +5,7 @@
  * migrations are never edited: a change is a new entry at the end.
  */
 import type Database from 'better-sqlite3';
+import { MODULE_VERSIONS_MIGRATION } from './migration-module-versions.js';
 import { REPLICAS_MIGRATION } from './migration-replicas.js';
 import { SECURITY_MIGRATION } from './migration-security.js';
 import { StoreError } from './store-error.js';
@@ -55,6 +56,7 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   SECURITY_MIGRATION,
   REPLICAS_MIGRATION,
+  MODULE_VERSIONS_MIGRATION,
 ];
 
 export interface MigrationResult {

@@ -8,12 +8,12 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { AGENT_COLUMNS, fromRow, toInsertParams, type AgentRow } from './agent-row.js';
+import { AGENT_COLUMNS, FROM_AGENTS, fromRow, toInsertParams, type AgentRow } from './agent-row.js';
 import { META_KEYS } from './meta-keys.js';
 import { migrate } from './migrations.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
 import { StoreError } from './store-error.js';
-import type { AgentPage, AgentPatch, AgentRecord, DeleteResult, ListOptions, NewAgent, Store } from './types.js';
+import type { AgentPage, AgentPatch, AgentRecord, DeleteResult, ListOptions, ModuleChange, NewAgent, Store } from './types.js';
 
 export interface StoreOptions {
   dataDir: string;
@@ -54,14 +54,14 @@ export function createStore(options: StoreOptions): Store {
     (agent_id, name, capabilities, resources, module_sha256, desired_state, restart_count, node_id, created_at, updated_at)
     VALUES (@agent_id, @name, @capabilities, @resources, @module_sha256, @desired_state, 0, @node_id, @created_at, @created_at)`);
   const selectAgent = db.prepare<[string], AgentRow>(
-    `SELECT ${AGENT_COLUMNS} FROM agents a JOIN modules m ON m.sha256 = a.module_sha256 WHERE a.agent_id = ?`,
+    `SELECT ${AGENT_COLUMNS} FROM ${FROM_AGENTS} WHERE a.agent_id = ?`,
   );
   const firstPage = db.prepare<[number], AgentRow>(
-    `SELECT ${AGENT_COLUMNS} FROM agents a JOIN modules m ON m.sha256 = a.module_sha256
+    `SELECT ${AGENT_COLUMNS} FROM ${FROM_AGENTS}
      ORDER BY a.created_at, a.agent_id LIMIT ?`,
   );
   const nextPage = db.prepare<[number, string, number], AgentRow>(
-    `SELECT ${AGENT_COLUMNS} FROM agents a JOIN modules m ON m.sha256 = a.module_sha256
+    `SELECT ${AGENT_COLUMNS} FROM ${FROM_AGENTS}
      WHERE (a.created_at, a.agent_id) > (?, ?) ORDER BY a.created_at, a.agent_id LIMIT ?`,
   );
   const countAll = db.prepare<[], number>('SELECT count(*) FROM agents').pluck();
@@ -69,12 +69,20 @@ export function createStore(options: StoreOptions): Store {
     `UPDATE agents SET restart_count = coalesce(?, restart_count), desired_state = coalesce(?, desired_state), updated_at = ?
      WHERE agent_id = ?`,
   );
-  const moduleOf = db.prepare<[string], string>('SELECT module_sha256 FROM agents WHERE agent_id = ?').pluck();
-  const deleteAgentRow = db.prepare('DELETE FROM agents WHERE agent_id = ?');
-  const deleteUnreferencedModule = db.prepare(
-    `DELETE FROM modules WHERE sha256 = @sha AND NOT EXISTS (SELECT 1 FROM agents WHERE module_sha256 = @sha)
-     AND NOT EXISTS (SELECT 1 FROM module_replicas WHERE sha256 = @sha)`,
+  const modulesOf = db.prepare<[string], { module_sha256: string; previous_module_sha256: string | null }>(
+    'SELECT module_sha256, previous_module_sha256 FROM agents WHERE agent_id = ?',
   );
+  const deleteAgentRow = db.prepare('DELETE FROM agents WHERE agent_id = ?');
+  // A module stays while an agent runs it or may roll back to it, or this node holds it for another node.
+  const deleteUnreferencedModule = db.prepare<{ sha256: string }>(
+    `DELETE FROM modules WHERE sha256 = @sha256 AND NOT EXISTS (SELECT 1 FROM agents WHERE module_sha256 = @sha256 OR previous_module_sha256 = @sha256)
+     AND NOT EXISTS (SELECT 1 FROM module_replicas WHERE sha256 = @sha256)`,
+  );
+  const changeModuleRow = db.prepare(`UPDATE agents SET
+      module_sha256 = @module_sha256, module_version = @module_version,
+      previous_module_sha256 = @previous_module_sha256, previous_module_version = @previous_module_version,
+      capabilities = @capabilities, resources = @resources, updated_at = @updated_at
+    WHERE agent_id = @agent_id`);
   const insertReplica = db.prepare('INSERT INTO module_replicas (sha256, created_at) VALUES (?, ?) ON CONFLICT (sha256) DO NOTHING');
   const selectReplicas = db.prepare<[], string>('SELECT sha256 FROM module_replicas ORDER BY sha256').pluck();
   const deleteReplica = db.prepare('DELETE FROM module_replicas WHERE sha256 = ?');
@@ -94,12 +102,36 @@ export function createStore(options: StoreOptions): Store {
   }).immediate;
 
   const deleteTx = db.transaction((agentId: string): DeleteResult => {
-    const moduleSha256 = moduleOf.get(agentId);
-    if (moduleSha256 === undefined) throw notFound(agentId);
+    const modules = modulesOf.get(agentId);
+    if (modules === undefined) throw notFound(agentId);
+    const { module_sha256: moduleSha256, previous_module_sha256: previous } = modules;
     deleteAgentRow.run(agentId);
     countAcknowledged.run(META_KEYS.acknowledgedUndeploys);
-    const moduleCollected = deleteUnreferencedModule.run({ sha: moduleSha256 }).changes > 0;
-    return { moduleSha256, moduleCollected };
+    const moduleCollected = deleteUnreferencedModule.run({ sha256: moduleSha256 }).changes > 0;
+    const previousCollected = previous !== null && deleteUnreferencedModule.run({ sha256: previous }).changes > 0;
+    return previousCollected ? { moduleSha256, moduleCollected, previousCollected: previous } : { moduleSha256, moduleCollected };
+  }).immediate;
+
+  const changeModuleTx = db.transaction((agentId: string, change: ModuleChange): AgentRecord => {
+    const row = selectAgent.get(agentId);
+    if (row === undefined) throw notFound(agentId);
+    const before = fromRow(row);
+    if (change.module?.bytes !== undefined) insertModule.run(change.module.sha256, change.module.bytes, change.module.bytes.byteLength, change.updatedAt);
+    const module = change.module ?? { sha256: before.moduleSha256, version: before.moduleVersion };
+    const previous = change.previousModule === undefined ? before.previousModule : change.previousModule;
+    const resources = change.resources ?? before.resources;
+    changeModuleRow.run({
+      agent_id: agentId,
+      module_sha256: module.sha256,
+      module_version: module.version,
+      previous_module_sha256: previous?.sha256 ?? null,
+      previous_module_version: previous?.version ?? null,
+      capabilities: JSON.stringify(change.capabilities ?? before.capabilities),
+      resources: JSON.stringify({ memory_limit: resources.memoryLimit, cpu_shares: resources.cpuShares }),
+      updated_at: change.updatedAt,
+    });
+    for (const sha256 of [before.moduleSha256, before.previousModule?.sha256]) if (sha256 !== undefined) deleteUnreferencedModule.run({ sha256 });
+    return fromRow(selectAgent.get(agentId) as AgentRow);
   }).immediate;
 
   const putReplicaTx = db.transaction((bytes: Uint8Array, sha256: string, now: number) => {
@@ -109,7 +141,7 @@ export function createStore(options: StoreOptions): Store {
 
   const dropReplicaTx = db.transaction((sha256: string) => {
     deleteReplica.run(sha256);
-    deleteUnreferencedModule.run({ sha: sha256 });
+    deleteUnreferencedModule.run({ sha256 });
   }).immediate;
 
   function page(after: { createdAt: number; agentId: string } | undefined, limit: number): AgentRecord[] {
@@ -137,6 +169,8 @@ export function createStore(options: StoreOptions): Store {
         createdAt: agent.createdAt,
         moduleSha256: sha256,
         moduleSize: moduleBytes.byteLength,
+        moduleVersion: 1,
+        previousModule: null,
         restartCount: 0,
         updatedAt: agent.createdAt,
       };
@@ -179,6 +213,10 @@ export function createStore(options: StoreOptions): Store {
 
     deleteAgent(agentId) {
       return deleteTx(agentId);
+    },
+
+    changeModule(agentId, change) {
+      return changeModuleTx(agentId, change);
     },
 
     getModule(sha256) {

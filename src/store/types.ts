@@ -33,7 +33,31 @@ export interface AgentRecord extends NewAgent {
   /** Lowercase hex sha256 of the module as deployed (before instrumentation). */
   moduleSha256: string;
   moduleSize: number;
+  /** 1 at deploy, raised by each update that replaces the module; a rollback brings the previous number back. */
+  moduleVersion: number;
+  /** The module the agent ran before its last update or rollback; null before any. */
+  previousModule: ModuleVersion | null;
   restartCount: number;
+  updatedAt: number;
+}
+
+export interface ModuleVersion {
+  sha256: string;
+  version: number;
+  size: number;
+}
+
+/**
+ * What an update or a rollback writes. A new `module` with its bytes (stored
+ * once by sha256) becomes the current one and the current one the previous;
+ * `previousModule` says which module is kept as previous (the current one on
+ * an update; on a rollback, the version being left).
+ */
+export interface ModuleChange {
+  module?: { sha256: string; version: number; bytes?: Uint8Array };
+  previousModule?: { sha256: string; version: number } | null;
+  capabilities?: readonly string[];
+  resources?: AgentResources;
   updatedAt: number;
 }
 
@@ -61,6 +85,8 @@ export interface DeleteResult {
   moduleSha256: string;
   /** True when no agent referenced the module any more and it was removed with the agent. */
   moduleCollected: boolean;
+  /** The agent's previous module, when it had one and no agent references it any more: removed too. */
+  previousCollected?: string;
 }
 
 export interface Store {
@@ -80,6 +106,13 @@ export interface Store {
   countAgents(): number;
   /** Throws `not_found`. */
   updateAgent(agentId: string, patch: AgentPatch): void;
+  /**
+   * An update or rollback (UpdateAgent) in one transaction: stores a new
+   * module's bytes, rewrites the agent's module, previous module,
+   * capabilities and resources as `change` says, and removes a module no
+   * agent references any more. Throws `not_found`.
+   */
+  changeModule(agentId: string, change: ModuleChange): AgentRecord;
   /**
    * Removes the agent and, in the same transaction, its module if now
    * unreferenced. Throws `not_found`. Deploys and undeploys are counted in

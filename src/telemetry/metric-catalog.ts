@@ -39,6 +39,8 @@ export const METRICS = {
   agentsActive: { name: 'svc_agents_active', type: 'gauge', help: 'Agents deployed now and neither stopped nor failed.', labels: [] },
   agentStates: { name: 'svc_agents', type: 'gauge', help: 'Agents on this node by lifecycle state (starting, running, executing, hibernated, restarting, stopping, stopped, failed).', labels: ['state'] },
   agentRestarts: { name: 'svc_agent_restarts_total', type: 'counter', help: 'Agent restarts: after a crash (decided by the agent supervisor) and those an operator asked for (RestartAgent).', labels: [] },
+  agentUpdates: { name: 'svc_agent_updates_total', type: 'counter', help: 'Module updates (UpdateAgent) that replaced an agent\'s module, by status (success, or error for one refused or failed that left the agent as it was).', labels: ['status'] },
+  agentRollbacks: { name: 'svc_agent_rollbacks_total', type: 'counter', help: 'Updated agents that crashed within their rollback window and got their previous module and state back.', labels: [] },
   agentExecutions: { name: 'svc_agent_executions_total', type: 'counter', help: 'Executions of agent handle functions, by status (success or error).', labels: ['status'] },
   agentExecutionDuration: {
     name: 'svc_agent_execution_duration_seconds',

@@ -83,7 +83,7 @@ function subject(module: keyof typeof modules, origin: 'deploy' | 'restore' = 'd
     cpuQuotaMillicores: 0,
     maxMemoryBytes: MiB,
   };
-  const record = { agentId: `agent-${module}`, name: module, capabilities: [], resources: { memoryLimit: MiB, cpuShares: 1024 }, desiredState: 'running' as const, nodeId: 'n', createdAt: 0, moduleSha256: modules[module].sha256, moduleSize: 1, restartCount: 0, updatedAt: 0 };
+  const record = { agentId: `agent-${module}`, name: module, capabilities: [], resources: { memoryLimit: MiB, cpuShares: 1024 }, desiredState: 'running' as const, nodeId: 'n', createdAt: 0, moduleSha256: modules[module].sha256, moduleSize: 1, moduleVersion: 1, previousModule: null, restartCount: 0, updatedAt: 0 };
   const agent = new AgentRuntime(env, record, modules[module], origin);
   return {
     agent,

@@ -28,8 +28,9 @@ after(async () => {
 });
 
 /** Drops what differs by construction: server-assigned values, and empty strings (unset in proto3, omitted in JSON). */
+/** Without proto3's absent values: '' and, for a message field, the null grpc-js gives where JSON leaves the field out. */
 function comparable(value: Record<string, unknown>, drop: readonly string[]): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(value).filter(([key, v]) => !drop.includes(key) && v !== ''));
+  return Object.fromEntries(Object.entries(value).filter(([key, v]) => !drop.includes(key) && v !== '' && v !== null));
 }
 
 const AGENT_ASSIGNED = ['agent_id', 'name', 'created_at', 'updated_at', 'state', 'memory_bytes'];

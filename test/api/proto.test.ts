@@ -36,7 +36,7 @@ describe('the management schema', () => {
 
   it('defines the service with its RPCs, for grpc-js and for protobufjs alike', () => {
     const proto = loadManagementProto();
-    const agents = ['DeployAgent', 'UndeployAgent', 'ListAgents', 'GetAgent', 'RestartAgent', 'SendMessage', 'CallAgent', 'SubscribeMessages', 'GetAgentLogs', 'FollowAgentLogs', 'Health', 'Metrics', 'ListMembers'];
+    const agents = ['DeployAgent', 'UndeployAgent', 'ListAgents', 'GetAgent', 'RestartAgent', 'UpdateAgent', 'SendMessage', 'CallAgent', 'SubscribeMessages', 'GetAgentLogs', 'FollowAgentLogs', 'Health', 'Metrics', 'ListMembers'];
     const security = ['CreateToken', 'RefreshToken', 'Login', 'LoginCallback', 'CreateKey', 'ListKeys', 'RevokeKey', 'RotateKey', 'ListAudit', 'GetSystemConfig', 'SetLockdown'];
     const rpcs = [...agents, ...security];
     assert.deepEqual(Object.keys(proto.service.methods).sort(), [...rpcs].sort());

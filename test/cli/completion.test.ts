@@ -49,7 +49,7 @@ printf '%s\\n' "\${COMPREPLY[@]}"`;
   it('offers the top-level commands, then a group\'s subcommands', () => {
     assert.deepEqual(complete('svc '), [...commandTree().children([]).map((n) => n.path[0] ?? ''), '--help', '-h'].sort());
     assert.deepEqual(complete('svc ag'), ['agents']);
-    assert.deepEqual(complete('svc agents '), ['--help', '-h', 'deploy', 'get', 'list', 'restart', 'undeploy']);
+    assert.deepEqual(complete('svc agents '), ['--help', '-h', 'deploy', 'get', 'list', 'restart', 'undeploy', 'update']);
     assert.deepEqual(complete('svc context u'), ['use']);
     assert.deepEqual(complete('svc new '), ['--help', '-h', 'agent']);
   });

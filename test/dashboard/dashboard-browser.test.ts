@@ -133,6 +133,39 @@ describe('the dashboard in Chromium', SUITE, () => {
       assert.equal(((await (await fetch(`${server.base}/api/v1/agents/${id}`)).json()) as { state: string }).state, 'running');
     });
 
+    it('updates an agent from its page with an uploaded .wasm, keeping its state, and shows the new version', async () => {
+      const id = await deployThroughPage(page, server.base, example('counter'), 'counter');
+      await openAgent(page, server.base, id);
+      await sendThroughPage(page, 'request', 'one');
+      await page.waitForFunction(() => document.querySelector('#send-reply-content')?.textContent === '1', WAIT);
+      assert.equal(await page.$eval('#agent-module-version', (el) => el.textContent), '1');
+      await page.click('#update-agent');
+      const input = await page.waitForSelector('input#update-file', WAIT);
+      assert.ok(input);
+      await input.uploadFile(example('counter-v2'));
+      assert.equal(await page.$eval('#update-keep-state', (el) => (el as HTMLInputElement).checked), true);
+      await page.type('#update-rollback-window', '5');
+      await page.click('#update-form button[type="submit"]');
+      await page.waitForFunction(() => document.querySelector('#action-result')?.textContent === 'Updated.', WAIT);
+      await page.waitForFunction(() => document.querySelector('#agent-module-version')?.textContent === '2', WAIT);
+      await page.waitForSelector('#agent-previous-module', WAIT);
+      await page.waitForSelector('#timeline li[data-kind="update"]', WAIT);
+      await sendThroughPage(page, 'request', 'two');
+      await page.waitForFunction(() => document.querySelector('#send-reply-content')?.textContent === '3', WAIT);
+      assert.equal((await fetch(`${server.base}/api/v1/agents/${id}`, { method: 'DELETE' })).status, 200);
+    });
+
+    it("follows an agent's log lines over the WebSocket of FollowAgentLogs", async () => {
+      const id = await deployThroughPage(page, server.base, example('pong'), 'pong');
+      await openAgent(page, server.base, id);
+      await page.waitForSelector('#logs-view[data-follow="live"]', WAIT);
+      const sent = await fetch(`${server.base}/api/v1/agents/${id}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'inform', content: 'to the log' }) });
+      assert.equal(sent.status, 202);
+      await page.waitForFunction(() => document.querySelector('#logs')?.textContent?.includes('pong: ignored inform') === true, WAIT);
+      await page.goto(`${server.base}/#/`);
+      assert.equal((await fetch(`${server.base}/api/v1/agents/${id}`, { method: 'DELETE' })).status, 200);
+    });
+
     it('filters the table by name and by state', async () => {
       await page.goto(`${server.base}/#/`);
       await page.waitForSelector('#agents-table tr[data-agent-name="crasher"]', WAIT);

@@ -30,13 +30,15 @@ describe('features of an API document', () => {
   });
   after(() => gw.stop());
 
-  it('this server document: the browser login, RestartAgent, the log lines, the cluster members and the throttled time', () => {
+  it('this server document: the browser login, RestartAgent, UpdateAgent, the log lines, the cluster members and the throttled time', () => {
     assert.deepEqual(featuresOf(doc), {
       login: true,
       restart: { method: 'POST', path: '/api/v1/agents/{agent_id}/restart', bodyFields: [] },
+      update: { method: 'PATCH', path: '/api/v1/agents/{agent_id}', bodyFields: ['agent_id', 'wasm_module', 'capabilities', 'resources', 'keep_state', 'rollback_window'] },
       logs: { method: 'GET', path: '/api/v1/agents/{agent_id}/logs', bodyFields: [] },
       cluster: { method: 'GET', path: '/api/v1/cluster/members', bodyFields: [] },
       throttledField: 'throttled_seconds',
+      logsFollow: { method: 'GET', path: '/api/v1/agents/{agent_id}/logs/follow', bodyFields: [] },
     });
   });
 
@@ -56,7 +58,9 @@ describe('features of an API document', () => {
   });
 
   it('finds an update by its method and path when it has another name, and inline body schemas', () => {
-    const later = extended(doc, {
+    const before = structuredClone(doc);
+    delete before.paths['/api/v1/agents/{agent_id}']?.patch;
+    const later = extended(before, {
       '/api/v1/agents/{id}': { patch: { operationId: 'PatchAgent', requestBody: { content: { 'application/json': { schema: { properties: { wasm_module: {} } } } } } } },
     });
     assert.deepEqual(featuresOf(later).update, { method: 'PATCH', path: '/api/v1/agents/{id}', bodyFields: ['wasm_module'] });
@@ -80,6 +84,8 @@ describe('features of an API document', () => {
     delete withoutLogin.paths['/api/v1/cluster/members'];
     delete withoutLogin.paths['/api/v1/agents/{agent_id}/restart'];
     delete withoutLogin.paths['/api/v1/agents/{agent_id}/logs'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}/logs/follow'];
+    delete withoutLogin.paths['/api/v1/agents/{agent_id}']?.patch;
     const later = extended(withoutLogin, {
       '/api/v1/agents/{agent_id}/logs/{line}': { get: {} },
       '/api/v1/agents/{agent_id}/logs': { post: {} },

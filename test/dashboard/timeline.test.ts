@@ -72,6 +72,22 @@ describe('timelines', () => {
     ]);
   });
 
+  it('later polls: an update raises module_version, a rollback brings the lower one back; a server without versions adds neither', () => {
+    const t = createTimelines(() => NOW);
+    t.observe(agent({ module_version: 1 }));
+    t.observe(agent({ module_version: 2, updated_at: '2026-01-01T00:00:04.000Z' }));
+    t.observe(agent({ module_version: 1, updated_at: '2026-01-01T00:00:06.000Z' }));
+    assert.deepEqual(summary(t), [
+      'deployed:>starting:deployed',
+      'update:>:updated from version 1 to 2',
+      'rollback:>:rolled back to version 1: version 2 crashed within its rollback window',
+    ]);
+    const older = createTimelines(() => NOW);
+    older.observe(agent());
+    older.observe(agent({ updated_at: '2026-01-01T00:00:04.000Z' }));
+    assert.deepEqual(summary(older), ['deployed:>starting:deployed']);
+  });
+
   it('once the stream gives a lifecycle event for the agent, polling adds no states, and the message path stays out', () => {
     const t = createTimelines(() => NOW);
     t.observe(agent());

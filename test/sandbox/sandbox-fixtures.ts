@@ -45,6 +45,10 @@ function handAdmittedBytes(bytes: Uint8Array<ArrayBuffer>, opts: HandAdmitOption
       exports,
       memory: { initialPages: opts.initialPages ?? 1, maximumPages: opts.maximumPages ?? 1, lowered: false },
       mutableGlobals: globalExports.map((name) => Number(name.slice(GLOBAL_EXPORT_PREFIX.length))),
+      // Read only by updates keeping state, which go through admission (`admitted`), never through these.
+      mutableGlobalTypes: [],
+      dataSegments: [],
+      hasUpgrade: exports.includes('_upgrade'),
       startExport,
       hasStartSection: opts.hasStartSection ?? false,
       functionCount: 0,

@@ -58,6 +58,8 @@ describe('store: agents and modules', () => {
       ...newAgent(1),
       moduleSha256: sha256(bytes),
       moduleSize: bytes.byteLength,
+      moduleVersion: 1,
+      previousModule: null,
       restartCount: 0,
       updatedAt: newAgent(1).createdAt,
     });

@@ -15,6 +15,7 @@ const CONTRACT_API_SPANS = {
   ListAgents: 'svc.api.list_agents',
   GetAgent: 'svc.api.get_agent',
   RestartAgent: 'svc.api.restart_agent',
+  UpdateAgent: 'svc.api.update_agent',
   GetAgentLogs: 'svc.api.get_agent_logs',
   FollowAgentLogs: 'svc.api.follow_agent_logs',
   SendMessage: 'svc.api.send_message',

@@ -48,6 +48,16 @@ export interface DeployInput {
 }
 
 /** What a client may set on a message it sends; the server assigns the rest. */
+/** `svc.v1.UpdateAgentRequest`: `agent_id` and at least one change. */
+export interface UpdateAgentInput {
+  agent_id: string;
+  wasm_module?: Uint8Array;
+  capabilities?: string[];
+  resources?: { memory_limit?: number; cpu_shares?: number };
+  keep_state?: boolean;
+  rollback_window?: string;
+}
+
 export type MessageInput = Partial<Omit<ProtoMessage, 'message_id' | 'created_at'>> & { receiver: string; message_type: string };
 
 export interface CallSettings {
@@ -79,6 +89,7 @@ export interface GrpcClient {
   list(request?: { page_size?: number; page_token?: string }, settings?: CallSettings): Promise<{ agents: Agent[]; next_page_token: string }>;
   get(agentId: string, settings?: CallSettings): Promise<Agent>;
   restart(agentId: string, settings?: CallSettings): Promise<Agent>;
+  update(request: UpdateAgentInput, settings?: CallSettings): Promise<Agent>;
   send(message: MessageInput, settings?: CallSettings): Promise<{ message_id: string }>;
   /** Sends and waits for the reply (`timeoutMs` 0: the server's default). */
   call(message: MessageInput, timeoutMs?: number, settings?: CallSettings): Promise<ProtoMessage>;
@@ -151,6 +162,7 @@ export function createGrpcClient(
     list: (request = {}, settings) => unary('ListAgents', request, settings),
     get: (agentId, settings) => unary('GetAgent', { agent_id: agentId }, settings),
     restart: (agentId, settings) => unary('RestartAgent', { agent_id: agentId }, settings),
+    update: (request, settings) => unary('UpdateAgent', request, settings),
     send: (message, settings) => unary('SendMessage', { message }, settings),
     call: (message, timeoutMs = 0, settings) => unary('CallAgent', { message, timeout_ms: timeoutMs }, settings),
     subscribe: (filter = {}, settings) => {

@@ -178,6 +178,8 @@ export function createManagementHandlers(service: AgentService, options: Handler
     ListAgents: unary('ListAgents', (request: ProtoListAgentsRequest, ctx) => service.list(listRequestFrom(request), ctx)),
     GetAgent: unary('GetAgent', (request: { agent_id: string }, ctx) => service.get(request.agent_id, ctx)),
     RestartAgent: unary('RestartAgent', (request: { agent_id: string }, ctx) => service.restart(request.agent_id, ctx)),
+    // proto-loader fills an unset `resources` with null: the service reads that as "unchanged".
+    UpdateAgent: unary('UpdateAgent', (request: Record<string, unknown>, ctx) => service.update(request, ctx)),
     SendMessage: unary('SendMessage', (request: { message: unknown }, ctx) => service.send(request.message, ctx)),
     CallAgent: unary('CallAgent', async (request: { message: unknown; timeout_ms: number }, ctx) => messageToProto(await service.call(request.message, ctx, { timeout_ms: request.timeout_ms }))),
     SubscribeMessages: subscribeMessages,

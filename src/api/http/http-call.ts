@@ -12,7 +12,7 @@ import type { SvcError } from '../../errors/svc-error.js';
 import { SPAN_ATTRIBUTES, type ApiOperation } from '../../telemetry/span-names.js';
 import { extractHttpHeaders } from '../../telemetry/trace-context.js';
 import { apiOperation, beginCall, clientTraceId, elapsedMs, logAccess, type ApiCall, type DoorTelemetry } from '../api-call.js';
-import { findRoute, type HttpRoute } from './routes.js';
+import { findRoute, operationName, type HttpRoute } from './routes.js';
 
 export interface HttpCall {
   readonly api: ApiCall;
@@ -24,11 +24,11 @@ export interface HttpCall {
 }
 
 /**
- * The operation a route serves. A plain GET of the streaming RPC is its own
- * operation (`RecentMessages`); over WebSocket it is the stream.
+ * The operation a route serves. A plain GET of a streaming RPC is its own
+ * operation (`RecentMessages`, `GetAgentLogs`); over WebSocket it is the stream.
  */
 export function operationOf(route: HttpRoute, upgrade: boolean): ApiOperation | undefined {
-  return route.streaming && !upgrade ? 'RecentMessages' : apiOperation(route.rpc);
+  return apiOperation(operationName(route, upgrade));
 }
 
 export function beginHttpCall(telemetry: DoorTelemetry, routes: readonly HttpRoute[], req: IncomingMessage, upgrade: boolean): HttpCall {

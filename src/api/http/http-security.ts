@@ -10,7 +10,7 @@ import { TLSSocket } from 'node:tls';
 import { SESSION_COOKIE, type Credentials, type PeerCertificate } from '../../security/credentials.js';
 import type { SecuredCall } from '../../security/gate.js';
 import { isOperation, type Operation } from '../../security/permissions.js';
-import type { HttpRoute } from './routes.js';
+import { operationName, type HttpRoute } from './routes.js';
 
 /** A connection's certificate does not change: read once per socket. */
 const certificates = new WeakMap<TLSSocket, PeerCertificate>();
@@ -63,9 +63,9 @@ export function credentialsOf(req: IncomingMessage, apiKeyHeader: string): Crede
   return credentials;
 }
 
-/** The operation of a route; a plain GET of the streaming RPC is the agent's message history. */
+/** The operation of a route; a plain GET of a streaming RPC reads what it would stream (routes.ts `PLAIN_GET_OPERATIONS`). */
 export function operationOfRoute(route: HttpRoute, upgrade: boolean): Operation | undefined {
-  const name = route.streaming && !upgrade ? 'RecentMessages' : route.rpc;
+  const name = operationName(route, upgrade);
   return isOperation(name) ? name : undefined;
 }
 

@@ -142,6 +142,7 @@ export function createHttpServer(service: AgentService, options: HttpServerOptio
     ...(options.security === undefined ? {} : { security: options.security }),
   });
   const streams = createWebSocketGateway(service, proto.messageType('Message'), {
+    logLineType: proto.messageType('AgentLogLine'),
     routes: routes.filter((r) => r.streaming && r.method === 'GET'),
     pingIntervalMs: Math.max(1, Math.floor(options.keepAliveTimeoutMs / 2)),
     highWaterMarkBytes: options.wsHighWaterMarkBytes ?? WS_HIGH_WATER_MARK_BYTES,

@@ -220,7 +220,7 @@ export function buildOpenApi(service: protobuf.Service, routes: readonly HttpRou
       description:
         'REST/JSON gateway of svc.v1.ManagementService, derived from proto/svc/v1/management.proto. Field names are snake_case; ' +
         'requests also accept lowerCamelCase. bytes are base64. Every error is an Error body with the status of the error table. ' +
-        'GET on the messages paths upgrades to a WebSocket stream.',
+        'GET on the messages paths and on an agent\'s logs/follow path upgrades to a WebSocket stream.',
     },
     tags: [{ name: service.name, description: describe({}, service.comment).description ?? 'Agent management.' }],
     paths,

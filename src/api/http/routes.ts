@@ -273,3 +273,17 @@ export function findRoute(routes: readonly HttpRoute[], method: string, path: st
 export function allowedMethods(routes: readonly HttpRoute[], path: string): HttpMethod[] {
   return [...new Set(routes.filter((r) => r.match(path) !== undefined).map((r) => r.method))].sort();
 }
+
+/**
+ * What a plain GET (no WebSocket upgrade) of a streaming RPC's route is: the
+ * recent items the stream would have carried, an operation of its own.
+ */
+export const PLAIN_GET_OPERATIONS: Readonly<Record<string, 'RecentMessages' | 'GetAgentLogs'>> = {
+  SubscribeMessages: 'RecentMessages',
+  FollowAgentLogs: 'GetAgentLogs',
+};
+
+/** The RPC a route serves as an operation: the stream over WebSocket, else its plain GET's operation for a streaming route. */
+export function operationName(route: HttpRoute, upgrade: boolean): string {
+  return route.streaming && !upgrade ? (PLAIN_GET_OPERATIONS[route.rpc] ?? route.rpc) : route.rpc;
+}

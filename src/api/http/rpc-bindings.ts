@@ -82,12 +82,15 @@ export const RPC_BINDINGS: Readonly<Record<string, RpcBinding>> = {
     invoke: ({ service, request, ctx }) => service.logs(text(request.agent_id), ctx, typeof request.limit === 'number' ? request.limit : undefined),
   },
   RestartAgent: { status: 200, invoke: ({ service, request, ctx }) => service.restart(text(request.agent_id), ctx) },
+  UpdateAgent: { status: 200, invoke: ({ service, request, ctx }) => service.update(request, ctx) },
   SendMessage: { status: 202, invoke: ({ service, request, ctx }) => service.send(request.message ?? {}, ctx) },
   CallAgent: {
     status: 200,
     invoke: ({ service, request, ctx }) => service.call(request.message ?? {}, ctx, { timeout_ms: typeof request.timeout_ms === 'number' ? request.timeout_ms : 0 }),
   },
   SubscribeMessages: { status: 200, list: 'messages', invoke: recentMessages },
+  // A plain GET of the follow path: the lines kept now, as GetAgentLogs answers them.
+  FollowAgentLogs: { status: 200, list: 'lines', invoke: async ({ service, request, ctx }) => (await service.logs(text(request.agent_id), ctx)).lines },
   Health: {
     status: 200,
     invoke: async ({ service, ctx }) => {

@@ -2,7 +2,8 @@
  * The streaming RPCs over WebSocket (`ws` in noServer mode, fed by the HTTP
  * server's `upgrade` event): `GET /api/v1/messages?agent_id=&message_types=`
  * and `GET /api/v1/agents/{id}/messages`, as the proto's rules for
- * SubscribeMessages say. The filter is read and checked before the upgrade,
+ * SubscribeMessages say, and `GET /api/v1/agents/{id}/logs/follow`
+ * (FollowAgentLogs: one AgentLogLine a frame). The filter is read and checked before the upgrade,
  * so a bad one is an HTTP 400 with an Error body (an unknown agent a 404),
  * not a socket that closes. Only WebSocket version 13 is accepted. A client
  * that goes away is an ordinary end of its stream, logged at debug.
@@ -64,6 +65,8 @@ export interface WebSocketGatewayOptions {
   /** Whether upgrades are accepted (not while draining). */
   accepting(): boolean;
   telemetry: DoorTelemetry;
+  /** `svc.v1.AgentLogLine`, the frames of a FollowAgentLogs stream. */
+  logLineType: protobuf.Type;
   /** The security steps (websocket-admission.ts); without them every stream runs as `anonymous`. */
   admit?: WebSocketAdmission;
   /** Runs the pings and the close grace. */
@@ -78,6 +81,10 @@ export interface WebSocketGateway {
   /** Closes every stream with 1001 and stops pinging. */
   close(): Promise<void>;
 }
+
+type Send = (frame: string) => void | Promise<void>;
+/** Subscribes a stream's source, writing each frame with `send`. */
+type Opener = (send: Send) => BoundedSink;
 
 interface Client {
   alive: boolean;
@@ -194,7 +201,35 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     closeSoon(ws, CLOSE.internalError, `${code}: ${isSvcError(err) ? err.message : 'internal error'}`);
   }
 
-  function stream(ws: WebSocket, filter: BusFilter, ctx: CallContext, call: HttpCall): void {
+  /** Sends a frame at once while the socket's unsent bytes are under the high-water mark, else when the socket took it. */
+  function sender(ws: WebSocket): Send {
+    return (frame) => {
+      if (ws.readyState !== WebSocket.OPEN) return undefined;
+      if (ws.bufferedAmount < options.highWaterMarkBytes) {
+        ws.send(frame);
+        return undefined;
+      }
+      return new Promise<void>((resolve, reject) => ws.send(frame, (err) => (err ? reject(err) : resolve())));
+    };
+  }
+
+  /** SubscribeMessages: the `sent` copy of each message (and the platform's own), never the `delivered` one or a lifecycle event. */
+  async function messages(request: Record<string, unknown>, ctx: CallContext): Promise<Opener> {
+    const filter: BusFilter = validateFilter(request.filter);
+    // Checked before the upgrade, so an unknown agent is an HTTP 404 rather than a socket that closes at once;
+    // `subscribe` checks again (for gRPC, and an agent undeployed meanwhile).
+    if (filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);
+    return (send) => service.subscribe(filter, (event: BusEvent) => (event.kind !== 'message' || event.direction === 'delivered' ? undefined : send(frameOf(event.message))), ctx);
+  }
+
+  /** FollowAgentLogs: the agent's log lines from now on, one AgentLogLine a frame. */
+  async function logLines(request: Record<string, unknown>, ctx: CallContext): Promise<Opener> {
+    const agentId = typeof request.agent_id === 'string' ? request.agent_id : '';
+    await service.get(agentId, ctx);
+    return (send) => service.followLogs(agentId, (line) => send(JSON.stringify(encodeMessage(options.logLineType, line))), ctx);
+  }
+
+  function stream(ws: WebSocket, open: Opener, call: HttpCall): void {
     const client: Client = { alive: true };
     clients.set(ws, client);
     pinger ??= clock.setTimeout(ping, options.pingIntervalMs);
@@ -213,17 +248,8 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     // A socket error is followed by 'close'; the listener keeps it from being an uncaught exception.
     ws.on('error', () => undefined);
 
-    const write = (event: BusEvent): void | Promise<void> => {
-      if (event.kind !== 'message' || event.direction === 'delivered' || ws.readyState !== WebSocket.OPEN) return undefined;
-      const frame = frameOf(event.message);
-      if (ws.bufferedAmount < options.highWaterMarkBytes) {
-        ws.send(frame);
-        return undefined;
-      }
-      return new Promise<void>((resolve, reject) => ws.send(frame, (err) => (err ? reject(err) : resolve())));
-    };
     try {
-      client.sink = service.subscribe(filter, write, ctx);
+      client.sink = open(sender(ws));
     } catch (err) {
       onSinkEnd(ws, err, call);
       return;
@@ -248,18 +274,15 @@ export function createWebSocketGateway(service: AgentService, messageType: proto
     const principal = await options.admit?.(req, route, call.api.answerTraceId);
     const request = transcode(route, { params, query: queryOf(target.slice(path.length + 1)) });
     describeRequest(call.api.span, call.operation, request);
-    const filter = validateFilter(request.filter);
     const ctx = callContext(undefined, principal);
-    // Checked before the upgrade, so an unknown agent is an HTTP 404 rather than a socket that closes at once;
-    // `subscribe` checks again (for gRPC, and an agent undeployed meanwhile).
-    if (filter.agent_id !== undefined) await service.get(filter.agent_id, ctx);
+    const open = route.rpc === 'FollowAgentLogs' ? await logLines(request, ctx) : await messages(request, ctx);
     if (socket.destroyed) {
       // The client left before its answer: nothing was answered, so nothing is counted.
       call.api.end();
       return;
     }
     handshakes.set(req, call);
-    wss.handleUpgrade(req, socket, head, (ws) => stream(ws, filter, ctx, call));
+    wss.handleUpgrade(req, socket, head, (ws) => stream(ws, open, call));
   }
 
   return {

@@ -49,6 +49,7 @@ const METHODS = [
   'SetLockdown',
   'SubscribeMessages',
   'UndeployAgent',
+  'UpdateAgent',
 ];
 
 interface ReflectionResponse {

@@ -30,7 +30,7 @@ test('GET /api/v1/agents/{id}: the Agent in snake_case; unknown id 404 NOT_FOUND
   const got = await call(gw.base, 'GET', `/api/v1/agents/${id}`);
   assert.equal(got.status, 200);
   assert.deepEqual(Object.keys(got.body).sort(), [
-    'agent_id', 'capabilities', 'created_at', 'memory_bytes', 'messages_received', 'messages_sent', 'module_sha256', 'module_size', 'name', 'node_id', 'resources', 'restart_count', 'state', 'throttled_seconds', 'updated_at',
+    'agent_id', 'capabilities', 'created_at', 'memory_bytes', 'messages_received', 'messages_sent', 'module_sha256', 'module_size', 'module_version', 'name', 'node_id', 'resources', 'restart_count', 'state', 'throttled_seconds', 'updated_at',
   ]);
   assert.equal(got.body.agent_id, id);
   const missing = await call(gw.base, 'GET', '/api/v1/agents/01J00000000000000000000000', undefined, { 'x-trace-id': TRACE });
@@ -186,7 +186,7 @@ test('deploy errors: a taken name 409, a missing name 400', async () => {
 
 test('a wrong method on a known path is 405 with Allow (issue 44; it was 404); an unknown path NOT_FOUND', async () => {
   const put = await call(gw.base, 'PUT', '/api/v1/agents/x', {});
-  assert.deepEqual([put.status, put.headers.get('allow'), put.body.code, put.body.metadata.allow], [405, 'DELETE, GET, HEAD', 'NOT_FOUND', 'DELETE,GET,HEAD']);
+  assert.deepEqual([put.status, put.headers.get('allow'), put.body.code, put.body.metadata.allow], [405, 'DELETE, GET, HEAD, PATCH', 'NOT_FOUND', 'DELETE,GET,HEAD,PATCH']);
   const nowhere = await call(gw.base, 'GET', '/api/v1/nowhere');
   assert.deepEqual([nowhere.status, nowhere.body.code], [404, 'NOT_FOUND']);
   assert.match(nowhere.body.trace_id, /^[0-9a-f]{32}$/);

@@ -18,7 +18,7 @@ after(() => gw.stop());
 
 const cases: Array<[string, string, string]> = [
   ['PUT', '/api/v1/agents', 'GET, HEAD, POST'],
-  ['PATCH', '/api/v1/agents/some-agent', 'DELETE, GET, HEAD'],
+  ['PUT', '/api/v1/agents/some-agent', 'DELETE, GET, HEAD, PATCH'],
   ['DELETE', '/api/v1/messages', 'GET, HEAD, POST'],
   ['PUT', '/api/v1/agents/some-agent/messages', 'GET, HEAD, POST'],
   ['POST', '/api/v1/health', 'GET, HEAD'],

@@ -34,6 +34,7 @@ test('one path, one variable name: /agents/{agent_id}/messages for both its GET 
     '/api/v1/agents/{agent_id}',
     '/api/v1/agents/{agent_id}/call',
     '/api/v1/agents/{agent_id}/logs',
+    '/api/v1/agents/{agent_id}/logs/follow',
     '/api/v1/agents/{agent_id}/messages',
     '/api/v1/agents/{agent_id}/restart',
     '/api/v1/audit',

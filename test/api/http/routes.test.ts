@@ -30,6 +30,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'UndeployAgent DELETE /api/v1/agents/{agent_id}',
       'ListAgents GET /api/v1/agents',
       'GetAgent GET /api/v1/agents/{agent_id}',
+      'UpdateAgent PATCH /api/v1/agents/{agent_id}',
       'RestartAgent POST /api/v1/agents/{agent_id}/restart',
       'SendMessage POST /api/v1/messages',
       'SendMessage2 POST /api/v1/agents/{message.receiver}/messages',
@@ -37,6 +38,7 @@ test('every RPC of the schema gets the routes of the REST table', () => {
       'SubscribeMessages GET /api/v1/messages',
       'SubscribeMessages2 GET /api/v1/agents/{filter.agent_id}/messages',
       'GetAgentLogs GET /api/v1/agents/{agent_id}/logs',
+      'FollowAgentLogs GET /api/v1/agents/{agent_id}/logs/follow',
       'Health GET /api/v1/health',
       'Metrics GET /api/v1/metrics',
       'ListMembers GET /api/v1/cluster/members',
@@ -98,7 +100,7 @@ test('findRoute picks by method (HEAD as GET); allowedMethods lists a path metho
   assert.equal(findRoute(routes, 'HEAD', '/api/v1/agents/x')?.route.rpc, 'GetAgent');
   assert.equal(findRoute(routes, 'POST', '/api/v1/agents/x/messages')?.params.message_receiver, 'x');
   assert.equal(findRoute(routes, 'PUT', '/api/v1/agents/x'), undefined);
-  assert.deepEqual(allowedMethods(routes, '/api/v1/agents/x'), ['DELETE', 'GET']);
+  assert.deepEqual(allowedMethods(routes, '/api/v1/agents/x'), ['DELETE', 'GET', 'PATCH']);
   assert.deepEqual(allowedMethods(routes, '/api/v1/agents/x/messages'), ['GET', 'POST']);
   assert.deepEqual(allowedMethods(routes, '/nowhere'), []);
 });
