@@ -81,6 +81,15 @@ export function capabilities(name: string, value: unknown): string[] {
   return [...new Set(value.map((entry, i) => label(`${name}[${i}]`, entry)))];
 }
 
+/** The request's `resources`: each a whole number, 0 when absent. */
+export function resourcesOf(input: Record<string, unknown>, maxMemoryBytes: number): { memoryLimit: number; cpuShares: number } {
+  const resources = input['resources'] ?? {};
+  if (!isRecord(resources)) throw invalid('resources', 'resources must be an object', 'wrong_type', { expected: 'object' });
+  const [memory, memoryField] = field(resources, 'memory_limit', 'memoryLimit', 'resources.');
+  const [shares, sharesField] = field(resources, 'cpu_shares', 'cpuShares', 'resources.');
+  return { memoryLimit: wholeNumber(memoryField, memory, maxMemoryBytes), cpuShares: wholeNumber(sharesField, shares, MAX_CPU_SHARES) };
+}
+
 export function validateDeployRequest(input: unknown, limits: DeployLimits): ValidDeploy {
   if (!isRecord(input)) throw invalid('request', 'the request must be an object', 'wrong_type', { expected: 'object' });
   const name = label('name', input['name']);
@@ -91,12 +100,7 @@ export function validateDeployRequest(input: unknown, limits: DeployLimits): Val
   if (!(module instanceof Uint8Array)) throw invalid(moduleField, `${moduleField} must be the module's bytes`, module === undefined ? 'required' : 'wrong_type');
   if (module.length === 0) throw invalid(moduleField, `${moduleField} is empty`, 'required');
   const caps = capabilities('capabilities', input['capabilities']);
-  const resources = input['resources'] ?? {};
-  if (!isRecord(resources)) throw invalid('resources', 'resources must be an object', 'wrong_type', { expected: 'object' });
-  const [memory, memoryField] = field(resources, 'memory_limit', 'memoryLimit', 'resources.');
-  const [shares, sharesField] = field(resources, 'cpu_shares', 'cpuShares', 'resources.');
-  const memoryLimit = wholeNumber(memoryField, memory, limits.maxMemoryBytes);
-  const cpuShares = wholeNumber(sharesField, shares, MAX_CPU_SHARES);
+  const { memoryLimit, cpuShares } = resourcesOf(input, limits.maxMemoryBytes);
   return {
     name,
     module,

@@ -6,7 +6,7 @@
  */
 import { parseRollbackWindow, type RollbackWindow } from '../config/rollback-window.js';
 import { SvcError } from '../errors/svc-error.js';
-import { MAX_CPU_SHARES, capabilities, field, invalid, isRecord, wholeNumber } from './deploy-request.js';
+import { capabilities, field, invalid, isRecord, resourcesOf } from './deploy-request.js';
 
 export interface ValidUpdate {
   agentId: string;
@@ -46,12 +46,7 @@ export function validateUpdateRequest(input: unknown, limits: { maxMemoryBytes: 
   const id = agentId(input);
   const bytes = module(input);
   const caps = capabilities('capabilities', input['capabilities']);
-  const resources = input['resources'] ?? {};
-  if (!isRecord(resources)) throw invalid('resources', 'resources must be an object', 'wrong_type', { expected: 'object' });
-  const [memory, memoryField] = field(resources, 'memory_limit', 'memoryLimit', 'resources.');
-  const [shares, sharesField] = field(resources, 'cpu_shares', 'cpuShares', 'resources.');
-  const memoryLimit = wholeNumber(memoryField, memory, limits.maxMemoryBytes);
-  const cpuShares = wholeNumber(sharesField, shares, MAX_CPU_SHARES);
+  const { memoryLimit, cpuShares } = resourcesOf(input, limits.maxMemoryBytes);
   const [keep, keepField] = field(input, 'keep_state', 'keepState');
   if (keep !== undefined && keep !== null && typeof keep !== 'boolean') throw invalid(keepField, `${keepField} must be true or false`, 'wrong_type', { expected: 'boolean' });
   const keepState = keep === true;
