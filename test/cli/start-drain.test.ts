@@ -76,16 +76,20 @@ describe('svc start: starting', () => {
     // The workers alone take 100-500 ms to boot; the listener is up well before.
     for (let tries = 0; ready.status !== 200 && tries < 2_000; tries++) {
       try {
+        // The API and /health first, /ready after: when /ready still says starting, both were answered while starting.
+        let during: { health: number; api: { status: number; reason?: string } } | undefined;
+        if (api === undefined) {
+          const h = await fetch(`http://${http}/health`);
+          await h.arrayBuffer();
+          const listed = await fetch(`http://${http}/api/v1/agents`);
+          during = { health: h.status, api: { status: listed.status, reason: ((await listed.json()) as { metadata?: { reason?: string } }).metadata?.reason } };
+        }
         const res = await fetch(`http://${http}/ready`);
         // A 503 is an Error body, its reason in metadata.
         const body = (await res.json()) as { metadata?: { reason?: string } };
         const reason = body.metadata?.reason;
         ready = { status: res.status, ...(reason === undefined ? {} : { reason }) };
-        if (res.status === 503 && api === undefined) {
-          health = (await fetch(`http://${http}/health`).then(async (h) => (await h.arrayBuffer(), h.status)));
-          const listed = await fetch(`http://${http}/api/v1/agents`);
-          api = { status: listed.status, reason: ((await listed.json()) as { metadata?: { reason?: string } }).metadata?.reason };
-        }
+        if (res.status === 503 && during !== undefined) ({ health, api } = during);
       } catch {
         ready = { status: 'refused' };
       }
