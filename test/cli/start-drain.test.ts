@@ -9,7 +9,7 @@
  * agents drained, so /ready was never 503: the port just went dark.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,13 @@ after(async () => {
   await Promise.all(running.map((r) => r.done));
   rmSync(dir, { recursive: true, force: true });
 });
+
+/** A data directory of its own for each server, so one left running by a failed test cannot hold the next one's lock. */
+function ownDir(name: string): string {
+  const own = join(dir, name);
+  mkdirSync(own);
+  return own;
+}
 
 const EPHEMERAL = { SVC_HTTP_ADDR: '127.0.0.1:0', SVC_GRPC_ADDR: '127.0.0.1:0', SVC_METRICS_ADDR: '127.0.0.1:0' };
 
@@ -66,7 +73,7 @@ describe('svc start: starting', () => {
   it('answers /ready 503 (starting), /health 200 and API calls UNAVAILABLE while the services start, then /ready 200', async () => {
     const port = await freePort();
     const http = `127.0.0.1:${port}`;
-    const r = startCli(['start'], { cwd: dir, env: { ...EPHEMERAL, SVC_HTTP_ADDR: http, SVC_RUNTIME_EXECUTOR_WORKERS: '2' } });
+    const r = startCli(['start'], { cwd: ownDir('starting'), env: { ...EPHEMERAL, SVC_HTTP_ADDR: http, SVC_RUNTIME_EXECUTOR_WORKERS: '2' } });
     running.push(r);
     const listening = httpAddress(r);
     let ready: { status: number | 'refused'; reason?: string } = { status: 'refused' };
@@ -108,7 +115,7 @@ describe('svc start: starting', () => {
 
 describe('svc start: draining on SIGTERM', () => {
   it('answers /ready 503 (draining) and /health 200 while an execution in flight drains, then exits 0', async () => {
-    const r = startCli(['start'], { cwd: dir, env: { ...EPHEMERAL, SVC_RUNTIME_AGENT_SHUTDOWN_TIMEOUT: '1500ms' } });
+    const r = startCli(['start'], { cwd: ownDir('draining'), env: { ...EPHEMERAL, SVC_RUNTIME_AGENT_SHUTDOWN_TIMEOUT: '1500ms' } });
     running.push(r);
     const http = await httpAddress(r);
     const api = `http://${http}/api/v1`;
