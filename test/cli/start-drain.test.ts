@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { example } from '../agents/agent-fixtures.js';
+import { seedAgents } from '../integration/svc-process.js';
 import { startCli, type Running } from './run-cli.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svc-drain-'));
@@ -73,14 +74,16 @@ describe('svc start: starting', () => {
   it('answers /ready 503 (starting), /health 200 and API calls UNAVAILABLE while the services start, then /ready 200', async () => {
     const port = await freePort();
     const http = `127.0.0.1:${port}`;
-    const r = startCli(['start'], { cwd: ownDir('starting'), env: { ...EPHEMERAL, SVC_HTTP_ADDR: http, SVC_RUNTIME_EXECUTOR_WORKERS: '2' } });
+    // Stored agents to restore make the start long enough to watch, however fast the build.
+    const cwd = ownDir('starting');
+    seedAgents(join(cwd, 'data'), Array.from({ length: 300 }, (_, i) => `stored-${i}`));
+    const r = startCli(['start'], { cwd, env: { ...EPHEMERAL, SVC_HTTP_ADDR: http, SVC_RUNTIME_EXECUTOR_WORKERS: '2' } });
     running.push(r);
     const listening = httpAddress(r);
     let ready: { status: number | 'refused'; reason?: string } = { status: 'refused' };
     const seen: Array<number | 'refused'> = [];
     let health: number | 'refused' = 'refused';
     let api: { status: number; reason?: string } | undefined;
-    // The workers alone take 100-500 ms to boot; the listener is up well before.
     for (let tries = 0; ready.status !== 200 && tries < 2_000; tries++) {
       try {
         // The API and /health first, /ready after: when /ready still says starting, both were answered while starting.
@@ -115,7 +118,7 @@ describe('svc start: starting', () => {
 
 describe('svc start: draining on SIGTERM', () => {
   it('answers /ready 503 (draining) and /health 200 while an execution in flight drains, then exits 0', async () => {
-    const r = startCli(['start'], { cwd: ownDir('draining'), env: { ...EPHEMERAL, SVC_RUNTIME_AGENT_SHUTDOWN_TIMEOUT: '1500ms' } });
+    const r = startCli(['start'], { cwd: ownDir('draining'), env: { ...EPHEMERAL, SVC_RUNTIME_AGENT_SHUTDOWN_TIMEOUT: '1500ms', SVC_RUNTIME_EXECUTION_SLICE: '0' } });
     running.push(r);
     const http = await httpAddress(r);
     const api = `http://${http}/api/v1`;
