@@ -12,7 +12,8 @@ import { agentWhere, ask, metric, patch, V1, V2, V2_TRAPS } from './update-fixtu
 
 let s: CliServer;
 before(async () => {
-  s = await startCliServer(['--runtime.restart_max_restarts=0', '--runtime.update_rollback_window=3']);
+  // execution_slice 0: the race's busy agent must stay busy, not be cut and moved to the isolated lane.
+  s = await startCliServer(['--runtime.restart_max_restarts=0', '--runtime.update_rollback_window=3', '--runtime.execution_slice=0']);
 });
 after(() => s.stop());
 
