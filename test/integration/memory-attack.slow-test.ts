@@ -102,4 +102,10 @@ describe('the memory attack of issue 41', TIMEOUT, () => {
     assert.ok(peak < PEAK_RSS_LIMIT, `peak RSS ${Math.round(peak / 1048576)} MiB`);
     t.diagnostic(`5 x 1000 x 1 MiB: accepted ${tally.accepted}, refused ${JSON.stringify(tally.refused)}, peak RSS ${Math.round(peak / 1048576)} MiB`);
   });
+
+  it('a larger variant: 20 spinning agents under a 256 MiB heap limit, more mailboxes than max_queued_bytes holds: refused, up, every accepted message answered', async (t) => {
+    const { tally, peak } = await attack(20, 250, { SVC_RUNTIME_HEAP_LIMIT: '256MiB' });
+    assert.ok(peak < PEAK_RSS_LIMIT, `peak RSS ${Math.round(peak / 1048576)} MiB`);
+    t.diagnostic(`20 x 250 x 1 MiB, heap limit 256 MiB: accepted ${tally.accepted}, refused ${JSON.stringify(tally.refused)}, peak RSS ${Math.round(peak / 1048576)} MiB`);
+  });
 });
