@@ -135,6 +135,8 @@ describe('a three-node cluster on loopback', () => {
     const pongId = String(pong.body.agent_id);
     const pingId = String(ping.body.agent_id);
     await until('pong known on a', () => request(`${a.api}/api/v1/agents/${pongId}`), (ans) => ans.status === 200);
+    // The registry spreads by gossip: pong's answer finds ping only once node b has heard of it.
+    await until('ping known on b', () => request(`${b.api}/api/v1/agents/${pingId}`), (ans) => ans.status === 200);
     const started = await request(`${a.api}/api/v1/agents/${pingId}/messages`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
