@@ -22,7 +22,7 @@ import { loadConfig } from '../src/config/load.js';
 import { encodeIncoming } from '../src/sandbox/abi.js';
 import { createAdmission } from '../src/sandbox/admission.js';
 import { createExecutorPool } from '../src/sandbox/executor-pool.js';
-import { outputLimitsFrom, sandboxLimitsFrom } from '../src/sandbox/limits.js';
+import { poolOptionsFrom, sandboxLimitsFrom } from '../src/sandbox/limits.js';
 import type { ExecutionResult, InstanceHandle } from '../src/sandbox/types.js';
 import { benchServer, deployOne, processCpuMicros, threadCpuMicros } from './agents.bench.js';
 import { renderTable, type Row } from './harness.js';
@@ -104,14 +104,8 @@ async function relay(pairs: number, workers: number): Promise<RelayFigures> {
 async function poolCeiling(pairs: number, workers: number): Promise<number> {
   const config = loadConfig({ env: {}, cwd: tmpdir() });
   const admitted = await createAdmission(sandboxLimitsFrom(config.runtime)).admit(relayModule);
-  const pool = createExecutorPool({
-    workers,
-    wasmMemoryLimitBytes: config.runtime.wasm_memory_limit,
-    fuelPerExecution: BigInt(config.runtime.fuel_per_execution),
-    executionTimeoutMs: 30_000,
-    startupTimeoutMs: 10_000,
-    outputLimits: outputLimitsFrom(config.runtime),
-  });
+  // The server's pool settings (the aggregate memory cap, not the per-agent one), with generous timeouts.
+  const pool = createExecutorPool({ ...poolOptionsFrom(config.runtime), workers, executionTimeoutMs: 30_000, startupTimeoutMs: 10_000 });
   try {
     const players: InstanceHandle[] = [];
     for (let i = 0; i < 2 * pairs; i++) players.push((await pool.instantiate(admitted, { label: `r-${i}`, memoryLimitBytes: 1 << 20 })).instance);
