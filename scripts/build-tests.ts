@@ -1,9 +1,9 @@
 /**
  * Compiles the tests with the sources into dist-test/ so that `npm test` runs
- * plain JavaScript: each test file is its own process, and loading the
- * server's modules through the tsx loader in every one of them cost more than
- * the tests themselves. One tsc run type-checks the whole project (what
- * `npm run typecheck` checks) and emits it.
+ * plain JavaScript: each test file is its own process, and through the tsx
+ * loader each one transpiled and resolved the server's modules again (importing
+ * the server took about 3.8 s of CPU instead of 1.7 s). One tsc run
+ * type-checks the whole project (what `npm run typecheck` checks) and emits it.
  *
  * dist-test/ mirrors the repository: every file tsc does not emit from a
  * TypeScript source is a symbolic link to the original, so a test's paths
