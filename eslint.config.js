@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'examples/', 'packages/svc-agent-sdk/', 'data/', 'coverage/', '.bench/'] },
+  { ignores: ['dist/', 'dist-test/', 'node_modules/', 'examples/', 'packages/svc-agent-sdk/', 'data/', 'coverage/', '.bench/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -8,7 +8,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import { ensureExamplesBuilt } from '../../scripts/build-examples.js';
@@ -16,10 +15,10 @@ import { runContractNet } from '../../scripts/contract-net.js';
 import { createRealClock } from '../../supervisors/index.js';
 import type { ProtoMessage } from '../../src/api/grpc/grpc-translate.js';
 import { startCliServer, type CliServer } from '../cli/cli-server.js';
+import { scriptCommand } from '../helpers/script-command.js';
 
 const run = promisify(execFile);
-const SCRIPT = fileURLToPath(new URL('../../scripts/contract-net.ts', import.meta.url));
-const TSX = import.meta.resolve('tsx');
+const SCRIPT = scriptCommand(import.meta.url, '../../scripts/contract-net');
 const built = await ensureExamplesBuilt();
 
 describe('the contract net', { timeout: 300_000 }, () => {
@@ -30,7 +29,7 @@ describe('the contract net', { timeout: 300_000 }, () => {
   after(() => s.stop());
 
   it('scripts/contract-net.ts runs it and prints the conversation and the outcome: the lowest bid wins', async () => {
-    const { stdout } = await run(process.execPath, ['--import', TSX, SCRIPT, '--server', s.grpc, '--task', 'paint-fence', '--bids', '40,25,busy'], { timeout: 120_000 });
+    const { stdout } = await run(process.execPath, [...SCRIPT, '--server', s.grpc, '--task', 'paint-fence', '--bids', '40,25,busy'], { timeout: 120_000 });
     const lines = stdout.split('\n');
     assert.match(lines[0] ?? '', /^deployed manager \(\w+\), contractor-a \(\w+\), contractor-b \(\w+\), contractor-c \(\w+\)$/);
     assert.equal(lines[1], 'bids: contractor-a 40, contractor-b 25, contractor-c refuses');

@@ -13,17 +13,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, truncateSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { EXIT } from '../../src/cli/exit-codes.js';
 import { readIdentity } from '../../src/store/data-dir-identity.js';
 import { damageIndex, damageWalFrame, walFrames } from '../store/damage.js';
 import { deployExample, request, seedAgents, startSvc, type SvcProcess } from './svc-process.js';
+import { scriptCommand } from '../helpers/script-command.js';
 
 /** A bound on a hang; the processes alone take seconds each, many more on a busy machine. */
 const TIMEOUT = { timeout: 300_000 };
-const TSX = import.meta.resolve('tsx');
-const DEPLOYER = fileURLToPath(new URL('./durable-deployer.ts', import.meta.url));
+const DEPLOYER = scriptCommand(import.meta.url, './durable-deployer');
 
 let dir: string;
 let started: SvcProcess[];
@@ -115,7 +114,7 @@ describe('a damaged store', TIMEOUT, () => {
 /** Deploys up to `count` agents in a child process, SIGKILLs it after the last ack, and answers how many were acknowledged. */
 function deployAndKill(count: number): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, DEPLOYER, dir, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...DEPLOYER, dir, String(count)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let acked = 0;
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));

@@ -9,12 +9,11 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { CLIENT, ctx, deliveredTo, startTestServer, until } from '../agents/agent-fixtures.js';
+import { scriptCommand } from '../helpers/script-command.js';
 
-const TSX = import.meta.resolve('tsx');
-const DEPLOYER = fileURLToPath(new URL('./durable-deployer.ts', import.meta.url));
+const DEPLOYER = scriptCommand(import.meta.url, './durable-deployer');
 /** Far more than get deployed before the kill, so it lands mid-stream; bounded all the same. */
 const MAX_AGENTS = 2_000;
 const KILL_AFTER_ACKS = 40;
@@ -35,7 +34,7 @@ interface Run {
 
 function deployAndKill(): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, DEPLOYER, dir, String(MAX_AGENTS)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...DEPLOYER, dir, String(MAX_AGENTS)], { stdio: ['ignore', 'pipe', 'pipe'] });
     const acked: string[] = [];
     let partial = '';
     let stderr = '';

@@ -10,19 +10,18 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, it } from 'node:test';
 import { createSimulatedClock } from '../../supervisors/index.js';
 import { isSvcError } from '../../src/errors/svc-error.js';
 import { TEST_TIMEOUT_MS, ctx, startTestServer, waitForState } from '../agents/agent-fixtures.js';
+import { scriptCommand } from '../helpers/script-command.js';
 
-const TSX = import.meta.resolve('tsx');
-const UNDEPLOYER = fileURLToPath(new URL('./stopping-undeployer.ts', import.meta.url));
+const UNDEPLOYER = scriptCommand(import.meta.url, './stopping-undeployer');
 
 /** Runs the undeployer until it says the agent is stopping, then kills it; the ids it deployed. */
 function undeployAndKill(dir: string): Promise<{ busy: string; idle: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, UNDEPLOYER, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...UNDEPLOYER, dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let stderr = '';
     let ids: { busy: string; idle: string } | undefined;

@@ -5,14 +5,13 @@
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { createStore } from '../../src/store/store.js';
 import { tempDataDir, type TempDir } from './store-fixtures.js';
+import { scriptCommand } from '../helpers/script-command.js';
 
-const TSX = import.meta.resolve('tsx');
-const WRITER = fileURLToPath(new URL('./crash-writer.ts', import.meta.url));
+const WRITER = scriptCommand(import.meta.url, './crash-writer');
 /** Far more than get written before the kill, so the kill lands mid-stream; bounded all the same. */
 const MAX_AGENTS = 100_000;
 const KILL_AFTER_ACKS = 300;
@@ -33,7 +32,7 @@ interface Run {
 /** Runs the writer, SIGKILLs it after `KILL_AFTER_ACKS` acks, and returns every ack it got out before dying. */
 function writeAndKill(): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', TSX, WRITER, dir.path, String(MAX_AGENTS)], {
+    const child = spawn(process.execPath, [...WRITER, dir.path, String(MAX_AGENTS)], {
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const acked: string[] = [];
