@@ -17,9 +17,10 @@ import { decodeHandOver, handOverContent, type HandOver, type HandOverProto } fr
 import { moduleContent } from './module-content.js';
 import type { RegistryEntry } from './registry-entry.js';
 import { verifyCall, type CallKey } from './node-call-auth.js';
+import { createWatchHandler, type WatchedAgents } from './watch-handler.js';
 
 /** This node's agents, as the calls of other nodes reach them. */
-export interface LocalAgents {
+export interface LocalAgents extends WatchedAgents {
   /** A forwarded message delivered here (never forwarded again), or refused. */
   deliver(message: Message, fromNode: string): RouteOutcome;
   get(agentId: string): Promise<Agent>;
@@ -98,5 +99,6 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
       await local.undeploy(request.agent_id);
       return {};
     }),
+    Watch: createWatchHandler(options),
   };
 }

@@ -37,6 +37,7 @@ import type { Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
 import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
 import { schedulePeriodic } from './periodic.js';
+import { createRemoteWatches, type RemoteWatches } from './remote-watch.js';
 
 /** A name claimed for a deploy stays claimed this long: the winner's registry entry has spread by then. */
 export const NAME_CLAIM_TTL_MS = 10_000;
@@ -83,6 +84,8 @@ export interface ServerCluster {
   readonly implementation: UntypedServiceImplementation;
   /** The other nodes' agents; undefined until started. */
   agents(): ClusterAgents | undefined;
+  /** The agents on other nodes this node's streams follow, each with the node its watch is in place on. */
+  watching(): Map<string, string>;
   /** Binds the cluster port, joins the seeds and the members last known. */
   start(addresses: { grpc: string; http: string }): Promise<void>;
   /** Announces this node's departure (the others see `left`), then stops. Idempotent. */
@@ -100,11 +103,13 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   let stopping: Promise<void> | undefined;
   let replication: Replication | undefined;
   let failover: Failover | undefined;
+  let watches: RemoteWatches | undefined;
   /** Agents being let go here because another node runs them now. */
   const losing = new Map<string, Promise<void>>();
   const claims = createNameClaims({ now: () => clock.now(), ttlMs: NAME_CLAIM_TTL_MS, taken: (name) => registry.byName(name)?.agent_id });
   const registry = createAgentRegistry({
     onLost: (agentId) => lose(agentId),
+    onStored: (entry) => watches?.ownerChanged(entry.agent_id),
     nodeId,
     clock,
     retransmitMult: settings.retransmit_mult,
@@ -248,6 +253,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   return {
     implementation,
     agents: () => agents,
+    watching: () => watches?.open() ?? new Map(),
     async start(addresses) {
       membership = await openClusterNode(settings, {
         nodeId,
@@ -283,6 +289,18 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         failedOver: () => metrics.clusterFailovers.inc(),
         localChanged: reconcile,
       });
+      const follows = createRemoteWatches({
+        nodeId,
+        ownerOf: (agentId) => registry.get(agentId)?.node_id,
+        reachable: (id) => {
+          const member = current.member(id);
+          return member !== undefined && (member.state === 'alive' || member.state === 'suspect') && member.grpc_address !== '' ? member : undefined;
+        },
+        clients: nodeClients,
+        clock,
+        log,
+      });
+      watches = follows;
       agents = createClusterAgents({
         nodeId,
         members: () => current.members(),
@@ -297,6 +315,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           const entry = registry.held(agentId);
           return entry !== undefined && entry.node_id !== nodeId;
         },
+        follow: (agentId) => follows.follow(agentId),
       });
       reconcile();
       stopReconcile = schedulePeriodic(clock, { next: () => 1 }, () => RECONCILE_INTERVAL_MS, tick);
@@ -312,6 +331,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           await membership.leave();
           await membership.stop();
         }
+        watches?.close();
         clients?.close();
         agents = undefined;
       })();
