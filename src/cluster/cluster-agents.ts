@@ -33,6 +33,8 @@ export interface ClusterAgentsOptions {
   readonly claimName: (name: string, agentId: string) => Promise<void>;
   readonly movedAway: (agentId: string) => boolean;
   readonly follow: (agentId: string) => Observable<BusEvent>;
+  /** A message for an agent this node is handing over, held until the hand-over ends; undefined for any other. */
+  readonly hold: (message: Message) => Promise<RouteOutcome> | undefined;
 }
 
 export interface ClusterAgents extends RemoteAgents {
@@ -93,6 +95,8 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
         const member = via === undefined ? undefined : options.member(via);
         return reachable(member) ? send(member, message) : undefined;
       }
+      const held = options.hold(message);
+      if (held !== undefined) return held;
       const entry = hostOf(message.receiver);
       if (entry === undefined) return undefined;
       const member = options.member(entry.node_id);
