@@ -20,7 +20,15 @@ const gossiped = (state: AgentState): AgentState => (state === 'executing' ? 'ru
 
 const notRunning = () => new SvcError('UNAVAILABLE', 'this node\'s agents are not running', { reason: 'starting' });
 
-export function createClusterHost(parts: { host(): AgentHost | undefined; store(): Store | undefined; nodeId: string }, localChanged: () => void): ClusterHost {
+export interface ClusterHostParts {
+  host(): AgentHost | undefined;
+  store(): Store | undefined;
+  nodeId: string;
+  /** A watch from another node is buffered as a client's stream is (`server.stream_buffer_size`, `stream_buffer_bytes`). */
+  streamBuffer: { bufferSize: number; bufferBytes: number };
+}
+
+export function createClusterHost(parts: ClusterHostParts, localChanged: () => void): ClusterHost {
   const notFound = (id: string) => new SvcError('NOT_FOUND', `agent ${id} not found on this node`, { agent_id: id });
   const storeOf = (): Store => {
     const store = parts.store();
@@ -62,6 +70,10 @@ export function createClusterHost(parts: { host(): AgentHost | undefined; store(
       if (host === undefined) return undefined;
       return {
         deliver: (message) => host.deliverForwarded(message),
+        watch(agentId, write) {
+          if (host.get(agentId) === undefined) throw notFound(agentId);
+          return host.bus.connect({ agent_id: agentId }, write, parts.streamBuffer);
+        },
         async get(agentId) {
           const runtime = host.get(agentId);
           if (runtime === undefined) throw notFound(agentId);

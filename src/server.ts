@@ -159,7 +159,10 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const parts: { store?: GuardedStore; pool?: ExecutorPool; bus?: MessageBus; history?: MessageHistory; host?: AgentHost } = {};
   const nodeId = config.cluster.node_id === '' ? opened.nodeId : config.cluster.node_id;
   // The cluster joins before the services start: until then it reads the members it last knew from the store opened above.
-  const clusterHost = createClusterHost({ host: () => parts.host, store: () => parts.store ?? opened, nodeId }, () => cluster?.agents()?.localChanged());
+  const clusterHost = createClusterHost(
+    { host: () => parts.host, store: () => parts.store ?? opened, nodeId, streamBuffer: { bufferSize: config.server.stream_buffer_size, bufferBytes: config.server.stream_buffer_bytes } },
+    () => cluster?.agents()?.localChanged(),
+  );
   const cluster: ServerCluster | undefined =
     config.cluster.addr === ''
       ? undefined

@@ -36,9 +36,7 @@ import { context } from '@opentelemetry/api';
 import type { Clock } from '../../supervisors/index.js';
 import { filter as where } from 'rxjs';
 import { createBoundedSink } from '../bus/bounded-sink.js';
-import type { BusEvent } from '../bus/events.js';
 import { validateFilter } from '../bus/filter.js';
-import { lifecycleMessage } from '../bus/lifecycle-message.js';
 import type { IdGenerator } from '../bus/message-id.js';
 import { validateMessage } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
@@ -54,6 +52,7 @@ import type { AgentRecord } from '../store/types.js';
 import type { AgentHost } from './agent-host.js';
 import type { AgentService, CallContext, ClusterMember } from './agent-service-types.js';
 import { mergePages } from './agent-pages.js';
+import { connectAgentStream } from './agent-stream.js';
 import { toAgent } from './agent-view.js';
 import type { RemoteAgents } from './remote-agents.js';
 import { validateDeployRequest } from './deploy-request.js';
@@ -340,10 +339,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
       }
       const buffer = { bufferSize: options.streamBufferSize, bufferBytes: options.streamBufferBytes };
       if (id === undefined) return host.bus.connect(valid, write, buffer);
-      // Streams carry messages only: the agent's lifecycle reaches its watchers as the platform's `inform`.
-      const asMessage = (event: BusEvent): BusEvent =>
-        event.kind === 'lifecycle' ? { kind: 'message', direction: 'platform', message: lifecycleMessage(event, { newId: options.newId }) } : event;
-      return host.bus.connect({ ...valid, agent_id: id }, (event) => write(asMessage(event)), buffer);
+      return connectAgentStream(host, { ...valid, agent_id: id }, write, { remote: remote(), newId: options.newId, buffer });
     },
 
     async logs(agentId, _ctx, limit) {

@@ -4,6 +4,8 @@
  * `agents/` depends on nothing of the cluster. A node without a cluster has
  * none of it.
  */
+import type { Observable } from 'rxjs';
+import type { BusEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
 import type { Agent, CallContext, ClusterMember } from './agent-service-types.js';
 import type { RouteOutcome } from './router.js';
@@ -34,4 +36,10 @@ export interface RemoteAgents {
   claimName(name: string, agentId: string): Promise<void>;
   /** Whether a stored agent of this node runs on another node now (it failed over while this node was down). */
   movedAway(agentId: string): boolean;
+  /**
+   * The events of an agent as the node hosting it publishes them, while that
+   * is another node, followed across failovers and hand-overs; nothing while
+   * this node hosts it (its own bus has them then).
+   */
+  follow(agentId: string): Observable<BusEvent>;
 }

@@ -25,7 +25,7 @@
  * message all the same, through `tap`: synchronous listeners that are not
  * subscriptions.
  */
-import { Observable, Subject } from 'rxjs';
+import { Observable, Subject, type OperatorFunction } from 'rxjs';
 import { createBoundedSink, type BoundedSink, type SinkWrite } from './bounded-sink.js';
 import type { BusEvent, MessageDirection } from './events.js';
 import { compileFilter, type BusFilter } from './filter.js';
@@ -45,6 +45,8 @@ export interface ConnectOptions {
   bufferSize?: number;
   /** Bytes of events that may wait (message-size.ts); unbounded when absent. */
   bufferBytes?: number;
+  /** Applied to the matching events before they queue: a stream that also takes events from elsewhere (another node). */
+  through?: OperatorFunction<BusEvent, BusEvent>;
 }
 
 /** What a lifecycle event holds, as the stream buffers count it. */
@@ -192,7 +194,8 @@ export function createMessageBus(options: MessageBusOptions = {}): MessageBus {
     },
     subscribe,
     connect(filter, write, connectOptions = {}) {
-      return createBoundedSink(subscribe(filter), write, {
+      const events = subscribe(filter);
+      return createBoundedSink(connectOptions.through === undefined ? events : events.pipe(connectOptions.through), write, {
         bufferSize: connectOptions.bufferSize ?? defaultBuffer,
         ...(connectOptions.bufferBytes === undefined ? {} : { bufferBytes: connectOptions.bufferBytes, sizeOf: eventBytes }),
         onOverflow: (dropped) => {

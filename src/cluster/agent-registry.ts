@@ -35,6 +35,8 @@ export interface AgentRegistryOptions {
   readonly tombstoneLifetimeMs: number;
   /** An agent this node runs is now another node's (a failover or hand-over won elsewhere): stop and forget it here. */
   readonly onLost?: (agentId: string) => void;
+  /** An entry was written here or merged from another node (its owner may have changed). */
+  readonly onStored?: (entry: RegistryEntry) => void;
 }
 
 export interface AgentRegistry {
@@ -96,6 +98,7 @@ export function createAgentRegistry(options: AgentRegistryOptions): AgentRegistr
     entries.set(entry.agent_id, entry);
     if (entry.deleted) buried.set(entry.agent_id, buried.get(entry.agent_id) ?? clock.now());
     else buried.delete(entry.agent_id);
+    options.onStored?.(entry);
   }
 
   function write(entry: RegistryEntry): void {

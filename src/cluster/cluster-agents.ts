@@ -8,6 +8,8 @@
 import { AGENT_STATES, type Agent, type AgentState, type ClusterMember } from '../agents/agent-service-types.js';
 import type { RemoteAgents } from '../agents/remote-agents.js';
 import { CLIENT_PREFIX, type RouteOutcome } from '../agents/router.js';
+import type { Observable } from 'rxjs';
+import type { BusEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AgentRegistry } from './agent-registry.js';
@@ -30,6 +32,9 @@ export interface ClusterAgentsOptions {
   readonly replicate: (sha256: string, module: Uint8Array) => Promise<void>;
   readonly claimName: (name: string, agentId: string) => Promise<void>;
   readonly movedAway: (agentId: string) => boolean;
+  readonly follow: (agentId: string) => Observable<BusEvent>;
+  /** A message for an agent this node is handing over, held until the hand-over ends; undefined for any other. */
+  readonly hold: (message: Message) => Promise<RouteOutcome> | undefined;
 }
 
 export interface ClusterAgents extends RemoteAgents {
@@ -90,6 +95,8 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
         const member = via === undefined ? undefined : options.member(via);
         return reachable(member) ? send(member, message) : undefined;
       }
+      const held = options.hold(message);
+      if (held !== undefined) return held;
       const entry = hostOf(message.receiver);
       if (entry === undefined) return undefined;
       const member = options.member(entry.node_id);
@@ -120,6 +127,7 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
     replicate: (sha256, module) => options.replicate(sha256, module),
     claimName: (name, agentId) => options.claimName(name, agentId),
     movedAway: (agentId) => options.movedAway(agentId),
+    follow: (agentId) => options.follow(agentId),
     rememberClient(sender, via) {
       if (!sender.startsWith(CLIENT_PREFIX) || via === nodeId) return;
       clientRoutes.delete(sender);

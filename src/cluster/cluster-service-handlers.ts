@@ -17,9 +17,10 @@ import { decodeHandOver, handOverContent, type HandOver, type HandOverProto } fr
 import { moduleContent } from './module-content.js';
 import type { RegistryEntry } from './registry-entry.js';
 import { verifyCall, type CallKey } from './node-call-auth.js';
+import { createWatchHandler, type WatchedAgents } from './watch-handler.js';
 
 /** This node's agents, as the calls of other nodes reach them. */
-export interface LocalAgents {
+export interface LocalAgents extends WatchedAgents {
   /** A forwarded message delivered here (never forwarded again), or refused. */
   deliver(message: Message, fromNode: string): RouteOutcome;
   get(agentId: string): Promise<Agent>;
@@ -73,12 +74,16 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
 
   return {
     Deliver: unary('Deliver', (r: { messages: string[] }) => r.messages.join('\n'), async (request, local, fromNode) => ({
-      outcomes: request.messages.map((text): DeliverOutcomeProto => {
-        const message = decodeForwarded(text);
-        if (message === undefined) return MALFORMED;
-        const outcome = local.deliver(message, fromNode);
-        return outcome.ok ? { ok: true, reason: '', detail: '' } : { ok: false, reason: outcome.reason, detail: outcome.detail ?? '' };
-      }),
+      outcomes: await Promise.all(
+        request.messages.map(async (text): Promise<DeliverOutcomeProto> => {
+          const message = decodeForwarded(text);
+          if (message === undefined) return MALFORMED;
+          let outcome = local.deliver(message, fromNode);
+          // Held while its agent is handed over: the answer is the new node's.
+          if (outcome.ok && outcome.forwarded !== undefined) outcome = await outcome.forwarded;
+          return outcome.ok ? { ok: true, reason: '', detail: '' } : { ok: false, reason: outcome.reason, detail: outcome.detail ?? '' };
+        }),
+      ),
     })),
     GetAgent: unary('GetAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => ({ agent_json: JSON.stringify(await local.get(request.agent_id)) })),
     StoreModule: unary('StoreModule', (r: { sha256: string; module: Buffer }) => moduleContent(r.sha256, r.module), async (request, local) => {
@@ -98,5 +103,6 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
       await local.undeploy(request.agent_id);
       return {};
     }),
+    Watch: createWatchHandler(options),
   };
 }

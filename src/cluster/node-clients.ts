@@ -5,7 +5,7 @@
  * `MAX_BATCH`). A node that cannot be reached refuses every message of the
  * batch (`unknown_receiver`, naming the node), so the sender hears of it.
  */
-import { Metadata, credentials, type Client, type ServiceError } from '@grpc/grpc-js';
+import { Metadata, credentials, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import type { Agent } from '../agents/agent-service-types.js';
 import type { RouteOutcome } from '../agents/router.js';
 import { errorFromStatus } from '../api/grpc/grpc-errors.js';
@@ -17,6 +17,7 @@ import { encodeHandOver, handOverContent, type HandOver } from './hand-over.js';
 import { moduleContent } from './module-content.js';
 import { asRegistryEntry, type RegistryEntry } from './registry-entry.js';
 import { signCall, type CallKey } from './node-call-auth.js';
+import type { WatchEventProto } from './watch-event.js';
 
 /** Messages in one Deliver call at most; more start another. */
 export const MAX_BATCH = 256;
@@ -43,6 +44,8 @@ export interface NodeClients {
   handOver(node: NodeRef, handOver: HandOver): Promise<RegistryEntry | undefined>;
   /** Whether `node` accepts this node's claim of `name` for `agentId`. */
   claimName(node: NodeRef, name: string, agentId: string): Promise<boolean>;
+  /** Follows an agent `node` hosts (`Watch`): open until cancelled, ended by the node, or failed. */
+  watch(node: NodeRef, agentId: string): ClientReadableStream<WatchEventProto>;
   close(): void;
 }
 
@@ -175,6 +178,12 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
       } catch (error) {
         throw rebuild(error as ServiceError);
       }
+    },
+    watch(node, agentId) {
+      const metadata = new Metadata();
+      for (const [name, value] of Object.entries(signCall(options.key, clusterPath('Watch'), options.nodeId, options.now(), agentId))) metadata.set(name, value);
+      const client = clientFor(node) as unknown as Record<string, (request: unknown, metadata: Metadata) => ClientReadableStream<WatchEventProto>>;
+      return client.Watch!.call(client, { agent_id: agentId }, metadata);
     },
     close() {
       for (const client of clients.values()) client.close();

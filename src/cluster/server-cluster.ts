@@ -37,6 +37,8 @@ import type { Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
 import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
 import { schedulePeriodic } from './periodic.js';
+import { createRemoteWatches, type RemoteWatches } from './remote-watch.js';
+import { createHandOverHold } from './hand-over-hold.js';
 
 /** A name claimed for a deploy stays claimed this long: the winner's registry entry has spread by then. */
 export const NAME_CLAIM_TTL_MS = 10_000;
@@ -83,6 +85,8 @@ export interface ServerCluster {
   readonly implementation: UntypedServiceImplementation;
   /** The other nodes' agents; undefined until started. */
   agents(): ClusterAgents | undefined;
+  /** The agents on other nodes this node's streams follow, each with the node its watch is in place on. */
+  watching(): Map<string, string>;
   /** Binds the cluster port, joins the seeds and the members last known. */
   start(addresses: { grpc: string; http: string }): Promise<void>;
   /** Announces this node's departure (the others see `left`), then stops. Idempotent. */
@@ -100,11 +104,14 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   let stopping: Promise<void> | undefined;
   let replication: Replication | undefined;
   let failover: Failover | undefined;
+  let watches: RemoteWatches | undefined;
+  const holding = createHandOverHold(clock);
   /** Agents being let go here because another node runs them now. */
   const losing = new Map<string, Promise<void>>();
   const claims = createNameClaims({ now: () => clock.now(), ttlMs: NAME_CLAIM_TTL_MS, taken: (name) => registry.byName(name)?.agent_id });
   const registry = createAgentRegistry({
     onLost: (agentId) => lose(agentId),
+    onStored: (entry) => watches?.ownerChanged(entry.agent_id),
     nodeId,
     clock,
     retransmitMult: settings.retransmit_mult,
@@ -170,11 +177,18 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     await Promise.all(
       own.map(async (entry) => {
         const target = peers.find((m) => m.node_id === failoverTarget(entry, ids))!;
+        // From the snapshot on, the agent takes no messages here: they wait for the other node.
+        holding.begin(entry.agent_id);
         try {
           const snapshot = await host.capture(entry.agent_id);
           const written = await nodeClients.handOver(target, { entry, snapshot });
           if (written !== undefined) registry.learn(written);
+          holding.release(entry.agent_id, (message) => {
+            metrics.clusterMessagesForwarded.inc();
+            return nodeClients.deliver(target, message);
+          });
         } catch (err) {
+          holding.refuse(entry.agent_id, `agent ${entry.agent_id} could not be handed over to node ${target.node_id}`);
           log.warn({ agent_id: entry.agent_id, node_id: target.node_id, err }, 'could not hand an agent over; it fails over without its state once this node has left');
         }
       }),
@@ -237,7 +251,9 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         ...local,
         deliver(message, fromNode) {
           cluster.rememberClient(message.sender, fromNode);
-          return local.deliver(message);
+          const outcome = local.deliver(message);
+          if (outcome.ok || outcome.reason !== 'unknown_receiver' || !holding.holds(message.receiver)) return outcome;
+          return { ok: true, forwarded: holding.hold(message) };
         },
         handOver: takeHandOver,
         claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
@@ -248,6 +264,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
   return {
     implementation,
     agents: () => agents,
+    watching: () => watches?.open() ?? new Map(),
     async start(addresses) {
       membership = await openClusterNode(settings, {
         nodeId,
@@ -283,6 +300,18 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         failedOver: () => metrics.clusterFailovers.inc(),
         localChanged: reconcile,
       });
+      const follows = createRemoteWatches({
+        nodeId,
+        ownerOf: (agentId) => registry.get(agentId)?.node_id,
+        reachable: (id) => {
+          const member = current.member(id);
+          return member !== undefined && (member.state === 'alive' || member.state === 'suspect') && member.grpc_address !== '' ? member : undefined;
+        },
+        clients: nodeClients,
+        clock,
+        log,
+      });
+      watches = follows;
       agents = createClusterAgents({
         nodeId,
         members: () => current.members(),
@@ -297,6 +326,8 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           const entry = registry.held(agentId);
           return entry !== undefined && entry.node_id !== nodeId;
         },
+        follow: (agentId) => follows.follow(agentId),
+        hold: (message) => (holding.holds(message.receiver) ? holding.hold(message) : undefined),
       });
       reconcile();
       stopReconcile = schedulePeriodic(clock, { next: () => 1 }, () => RECONCILE_INTERVAL_MS, tick);
@@ -312,6 +343,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
           await membership.leave();
           await membership.stop();
         }
+        watches?.close();
         clients?.close();
         agents = undefined;
       })();
