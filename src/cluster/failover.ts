@@ -8,10 +8,11 @@
  * its entry above the dead owner's.
  *
  * Only a side with a strict majority of the last known members fails over
- * (quorum.ts). A node that sees a minority for longer than the suspicion
+ * (quorum.ts), and only once that majority answers a direct ping. A node that sees a minority for longer than the suspicion
  * timeout stops its own agents (shown `stopped`), and starts them again
- * once it sees half or more, unless another node has taken them meanwhile
- * (the registry then lets them go).
+ * once it sees half or more and has exchanged the registry with a majority,
+ * unless another node has taken them meanwhile (the registry then lets them
+ * go).
  */
 import type { Clock } from '../../supervisors/clock.js';
 import type { Logger } from '../telemetry/logger.js';
@@ -47,6 +48,10 @@ export interface FailoverOptions {
   readonly replication: Replication;
   readonly host: FailoverHost;
   readonly clock: Clock;
+  /** Whether a strict majority of the members answers this node now (quorum.ts, `majorityAnswers`). */
+  readonly majorityAnswers: (members: readonly Member[]) => Promise<boolean>;
+  /** Whether a strict majority of the members exchanged state (the registry) with this node now. */
+  readonly majoritySynced: (members: readonly Member[]) => Promise<boolean>;
   /** How long a minority may last before this node stops its agents: the suspicion timeout. */
   readonly minorityGraceMs: () => number;
   readonly log: Logger;
@@ -76,6 +81,8 @@ export function createFailover(options: FailoverOptions): Failover {
   let verdict: QuorumVerdict = 'majority';
   let minoritySince: number | undefined;
   let suspended = false;
+  let confirming = false;
+  let resuming = false;
 
   async function takeOver(entry: RegistryEntry, members: readonly Member[]): Promise<void> {
     const holders = new Set(entry.replicas ?? []);
@@ -95,12 +102,35 @@ export function createFailover(options: FailoverOptions): Failover {
     options.localChanged();
   }
 
-  function failOver(members: readonly Member[]): void {
+  /** The dead members' agents this node should start now. */
+  function due(members: readonly Member[]): RegistryEntry[] {
     const byId = new Map(members.map((m) => [m.node_id, m]));
     const alive = members.filter((m) => m.state === 'alive').map((m) => m.node_id);
-    for (const entry of registry.live()) {
-      if (entry.node_id === nodeId || inFlight.has(entry.agent_id) || !gone(byId.get(entry.node_id))) continue;
-      if (failoverTarget(entry, alive) !== nodeId) continue;
+    return registry.live().filter((entry) => entry.node_id !== nodeId && !inFlight.has(entry.agent_id) && gone(byId.get(entry.node_id)) && failoverTarget(entry, alive) === nodeId);
+  }
+
+  /** Starts what is due once a majority has answered; one confirmation at a time. */
+  function failOverConfirmed(members: readonly Member[]): void {
+    if (confirming || due(members).length === 0) return;
+    confirming = true;
+    options
+      .majorityAnswers(members)
+      .then((answered) => {
+        if (!answered) {
+          log.info({ node_id: nodeId }, 'agents of a dead member not failed over: a majority of the cluster did not answer');
+          return;
+        }
+        const now = options.members();
+        if (quorumOf(now).verdict === 'majority') failOver(now);
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'could not ask the cluster for a majority'))
+      .finally(() => {
+        confirming = false;
+      });
+  }
+
+  function failOver(members: readonly Member[]): void {
+    for (const entry of due(members)) {
       inFlight.add(entry.agent_id);
       takeOver(entry, members)
         .catch((error: unknown) => log.warn({ agent_id: entry.agent_id, from: entry.node_id, err: error }, 'could not fail an agent over; trying again'))
@@ -108,14 +138,28 @@ export function createFailover(options: FailoverOptions): Failover {
     }
   }
 
+  /** Starts this node's stopped agents once it holds the registry of a majority: those another node took meanwhile are let go by then. */
+  function resumeSynced(): void {
+    if (resuming) return;
+    resuming = true;
+    options
+      .majoritySynced(options.members())
+      .then((synced) => {
+        if (!synced || !suspended || verdict === 'minority') return;
+        suspended = false;
+        log.info({ node_id: nodeId }, 'this node sees half or more of the cluster again: starting its agents');
+        return host.resume();
+      })
+      .catch((error: unknown) => log.warn({ err: error }, 'could not start this node\'s agents again'))
+      .finally(() => {
+        resuming = false;
+      });
+  }
+
   function keepOrStop(): void {
     if (verdict !== 'minority') {
       minoritySince = undefined;
-      if (suspended) {
-        suspended = false;
-        log.info({ node_id: nodeId }, 'this node sees half or more of the cluster again: starting its agents');
-        void host.resume().catch((error: unknown) => log.warn({ err: error }, 'could not start this node\'s agents again'));
-      }
+      if (suspended) resumeSynced();
       return;
     }
     minoritySince ??= clock.now();
@@ -130,7 +174,7 @@ export function createFailover(options: FailoverOptions): Failover {
       const members = options.members();
       verdict = quorumOf(members).verdict;
       keepOrStop();
-      if (verdict === 'majority' && registry.reconciled) failOver(members);
+      if (verdict === 'majority' && registry.reconciled) failOverConfirmed(members);
     },
     get verdict() {
       return verdict;

@@ -77,6 +77,10 @@ export interface Membership {
   onChange(listener: (change: MemberChange) => void): () => void;
   /** Delivers `payload` to the node's delegate over a stream; rejects when it could not. */
   send(nodeId: string, payload: Uint8Array): Promise<void>;
+  /** One push-pull exchange with the member now (the layer above merges its state); whether it completed. */
+  sync(nodeId: string, timeoutMs: number): Promise<boolean>;
+  /** Whether the member answers a direct ping (over the stream transport) within `timeoutMs`, now. */
+  reach(nodeId: string, timeoutMs: number): Promise<boolean>;
   /** Sends `payload` in one packet; it may be lost. Throws a RangeError for a payload too large for a packet. */
   sendBestEffort(nodeId: string, payload: Uint8Array): void;
 }
@@ -251,6 +255,20 @@ export function createMembership(options: MembershipOptions): Membership {
       if (!target) throw new Error(`unknown member ${id}`);
       const response = await streams.request(target.address, { kind: 'user', payload, from: nodeId }, STREAM_TIMEOUT_MS);
       if (response.kind !== 'delivered') throw new Error(`${id} answered ${response.kind}`);
+    },
+    async sync(id, timeoutMs) {
+      const target = table.get(id);
+      if (!target) return false;
+      return pushPull.exchange(target.address, false, timeoutMs).then(
+        () => true,
+        () => false,
+      );
+    },
+    async reach(id, timeoutMs) {
+      const target = table.get(id);
+      if (!target) return false;
+      const response = await streams.request(target.address, { kind: 'ping', ping: { seq: 0, target_id: id, source_id: nodeId, source_address: address } }, timeoutMs).catch(() => undefined);
+      return response?.kind === 'ack';
     },
     sendBestEffort(id, payload) {
       const target = table.get(id);

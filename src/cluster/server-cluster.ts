@@ -23,6 +23,7 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { createAgentRegistry, type LocalAgent } from './agent-registry.js';
 import { createClusterAgents, type ClusterAgents } from './cluster-agents.js';
 import { createFailover, failoverTarget, type AdoptedAgent, type Failover } from './failover.js';
+import { majorityAnswers } from './quorum.js';
 import type { HandOver } from './hand-over.js';
 import type { RegistryEntry } from './registry-entry.js';
 import { suspicionTimeoutMs } from './formulas.js';
@@ -33,7 +34,7 @@ import { createClusterHandlers, type LocalAgents } from './cluster-service-handl
 import type { ClusterSettings } from './cluster-settings.js';
 import { decodeKnownMembers, encodeKnownMembers, knownMembers, rejoinAddresses } from './known-members.js';
 import { MEMBER_STATES } from './member.js';
-import type { Membership } from './membership.js';
+import { STREAM_TIMEOUT_MS, type Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
 import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
 import { schedulePeriodic } from './periodic.js';
@@ -295,6 +296,8 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         replication: copies,
         host,
         clock,
+        majorityAnswers: (members) => majorityAnswers(nodeId, members, (id) => current.reach(id, settings.probe_timeout)),
+        majoritySynced: (members) => majorityAnswers(nodeId, members, (id) => current.sync(id, STREAM_TIMEOUT_MS)),
         minorityGraceMs: () => suspicionTimeoutMs(settings.suspicion_mult, current.counts().alive + current.counts().suspect + current.counts().dead, settings.probe_interval),
         log,
         failedOver: () => metrics.clusterFailovers.inc(),
