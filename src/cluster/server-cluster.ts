@@ -30,6 +30,7 @@ import { createNameClaims } from './name-claims.js';
 import { createReplication, type Replication } from './replication.js';
 import { checkClusterSettings, openClusterNode } from './cluster-node.js';
 import { createClusterHandlers, type LocalAgents } from './cluster-service-handlers.js';
+import { createDeliverStreamService } from './deliver-stream-handler.js';
 import type { ClusterSettings } from './cluster-settings.js';
 import { decodeKnownMembers, encodeKnownMembers, knownMembers, rejoinAddresses } from './known-members.js';
 import { MEMBER_STATES } from './member.js';
@@ -240,26 +241,25 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     }
   }
 
-  const implementation = createClusterHandlers({
-    key,
-    now: () => Date.now(),
-    local: () => {
-      const local = agents === undefined ? undefined : host.local();
-      if (local === undefined || agents === undefined) return undefined;
-      const cluster = agents;
-      return {
-        ...local,
-        deliver(message, fromNode) {
-          cluster.rememberClient(message.sender, fromNode);
-          const outcome = local.deliver(message);
-          if (outcome.ok || outcome.reason !== 'unknown_receiver' || !holding.holds(message.receiver)) return outcome;
-          return { ok: true, forwarded: holding.hold(message) };
-        },
-        handOver: takeHandOver,
-        claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
-      };
-    },
-  });
+  function localAgents(): LocalAgents | undefined {
+    const local = agents === undefined ? undefined : host.local();
+    if (local === undefined || agents === undefined) return undefined;
+    const cluster = agents;
+    return {
+      ...local,
+      deliver(message, fromNode) {
+        cluster.rememberClient(message.sender, fromNode);
+        const outcome = local.deliver(message);
+        if (outcome.ok || outcome.reason !== 'unknown_receiver' || !holding.holds(message.receiver)) return outcome;
+        return { ok: true, forwarded: holding.hold(message) };
+      },
+      handOver: takeHandOver,
+      claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
+    };
+  }
+
+  const deliverStreams = createDeliverStreamService({ key, now: () => Date.now(), local: localAgents });
+  const implementation = { ...createClusterHandlers({ key, now: () => Date.now(), local: localAgents }), DeliverStream: deliverStreams.handler };
 
   return {
     implementation,
@@ -283,7 +283,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         failover?.check();
       });
       countMembers();
-      const nodeClients = createNodeClients({ nodeId, key, now: () => Date.now() });
+      const nodeClients = createNodeClients({ nodeId, key, now: () => Date.now(), clock });
       clients = nodeClients;
       const peers = () => current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
       const copies = createReplication({ nodeId, factor: settings.replication_factor ?? 1, clients: nodeClients, peers, store: host, clock, log });
@@ -345,6 +345,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         }
         watches?.close();
         clients?.close();
+        deliverStreams.endAll();
         agents = undefined;
       })();
       return stopping;

@@ -76,6 +76,23 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   services?: ReadonlyArray<{ definition: ServiceDefinition; implementation: UntypedServiceImplementation }>;
 }
 
+/**
+ * A call to a service beside the management API counts as its connection's
+ * request too: without it `connection_timeout` would cut a connection that
+ * carries only node-to-node calls, and the calls in flight on it.
+ */
+function seenBy(implementation: UntypedServiceImplementation, sawRequest: (call: { getPeer(): string }) => void): UntypedServiceImplementation {
+  return Object.fromEntries(
+    Object.entries(implementation).map(([name, handler]) => [
+      name,
+      (call: { getPeer(): string }, callback?: unknown) => {
+        sawRequest(call);
+        (handler as (call: unknown, callback?: unknown) => void)(call, callback);
+      },
+    ]),
+  ) as UntypedServiceImplementation;
+}
+
 function managementServiceDefinition(): ServiceDefinition {
   const grpcObject = loadPackageDefinition(loadManagementProto().packageDefinition);
   let node: unknown = grpcObject;
@@ -134,7 +151,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     clock,
   });
   server.addService(health.definition, health.implementation);
-  for (const extra of options.services ?? []) server.addService(extra.definition, extra.implementation);
+  for (const extra of options.services ?? []) server.addService(extra.definition, seenBy(extra.implementation, (call) => limiter.sawRequest(call)));
   managementReflectionService([health.reflection]).addToServer(server);
   const injector = server.createConnectionInjector(options.tls === undefined ? ServerCredentials.createInsecure() : grpcTlsCredentials(options.tls));
 
