@@ -266,7 +266,8 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const agents = page.agents.map((record) => toAgent(record, host.get(record.agentId)));
         if (cluster === undefined) return { agents, next_page_token: page.nextPageToken };
         const size = pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(pageSize, MAX_PAGE_SIZE);
-        return mergePages({ agents, more: page.nextPageToken !== '' }, cluster.list(), pageToken, size);
+        const merged = mergePages({ agents, more: page.nextPageToken !== '' }, cluster.list(), pageToken, size);
+        return { ...merged, ...(await cluster.counted(merged.agents)) };
       } catch (error) {
         const mapped = fromStoreError(error);
         throw mapped.code === 'INVALID_ARGUMENT' ? new SvcError(mapped.code, mapped.message, { ...mapped.metadata, field: 'page_token' }) : mapped;

@@ -19,6 +19,12 @@ export interface RemoteAgents {
   forward(message: Message): Promise<RouteOutcome> | undefined;
   /** Agents hosted on other nodes, as the registry knows them. */
   list(): Agent[];
+  /**
+   * `agents` with each one hosted on another node as its node answers it
+   * (counters included), and the nodes that did not answer in time, whose
+   * agents stay as given.
+   */
+  counted(agents: Agent[]): Promise<{ agents: Agent[]; unreachable_nodes?: string[] }>;
   /** Whether the agent is hosted on another node. */
   isRemote(agentId: string): boolean;
   /** The agent as its own node answers; NOT_FOUND when no node hosts it. */

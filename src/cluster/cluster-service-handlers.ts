@@ -99,6 +99,17 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
     ClaimName: unary('ClaimName', (r: { name: string; agent_id: string }) => `${r.name}\n${r.agent_id}`, async (request, local, fromNode) => ({
       accepted: local.claimName(request.name, request.agent_id, fromNode),
     })),
+    GetAgents: unary('GetAgents', (r: { agent_ids: string[] }) => r.agent_ids.join('\n'), async (request, local) => {
+      const hosted = await Promise.all(
+        request.agent_ids.map((id) =>
+          local.get(id).catch((error: unknown) => {
+            if (error instanceof SvcError && error.code === 'NOT_FOUND') return undefined;
+            throw error;
+          }),
+        ),
+      );
+      return { agents_json: hosted.filter((agent) => agent !== undefined).map((agent) => JSON.stringify(agent)) };
+    }),
     UndeployAgent: unary('UndeployAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => {
       await local.undeploy(request.agent_id);
       return {};

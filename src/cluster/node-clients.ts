@@ -38,6 +38,8 @@ export interface NodeRef {
 export interface NodeClients {
   deliver(node: NodeRef, message: Message): Promise<RouteOutcome>;
   getAgent(node: NodeRef, agentId: string): Promise<Agent>;
+  /** The agents among `agentIds` that `node` hosts, as it answers them; within `timeoutMs`. */
+  getAgents(node: NodeRef, agentIds: readonly string[], timeoutMs: number): Promise<Agent[]>;
   undeploy(node: NodeRef, agentId: string): Promise<void>;
   /** Stores a module on `node` as a replica; without bytes, asks whether it holds it (NOT_FOUND when not). */
   storeModule(node: NodeRef, sha256: string, module: Uint8Array | undefined): Promise<void>;
@@ -143,6 +145,14 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
         return JSON.parse(reply.agent_json) as Agent;
       } catch (error) {
         throw rebuild(error as ServiceError);
+      }
+    },
+    async getAgents(node, agentIds, timeoutMs) {
+      try {
+        const reply = await call<{ agents_json: string[] }>(node, 'GetAgents', { agent_ids: agentIds }, agentIds.join('\n'), timeoutMs);
+        return reply.agents_json.map((json) => JSON.parse(json) as Agent);
+      } catch (error) {
+        throw error instanceof SyntaxError ? error : rebuild(error as ServiceError);
       }
     },
     async undeploy(node, agentId) {

@@ -84,6 +84,8 @@ export interface ServerClusterOptions {
 export interface ServerCluster {
   /** The ClusterService handlers, served on the gRPC listener from the start (UNAVAILABLE until `start`). */
   readonly implementation: UntypedServiceImplementation;
+  /** Ends the DeliverStreams other nodes opened to this one, and refuses new ones: the gRPC listener stops. */
+  readonly endStreams: () => void;
   /** The other nodes' agents; undefined until started. */
   agents(): ClusterAgents | undefined;
   /** The agents on other nodes this node's streams follow, each with the node its watch is in place on. */
@@ -263,6 +265,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
 
   return {
     implementation,
+    endStreams: () => deliverStreams.endAll(),
     agents: () => agents,
     watching: () => watches?.open() ?? new Map(),
     async start(addresses) {

@@ -16,6 +16,7 @@ export interface InProcessNode {
   readonly grpc: string;
   readonly gossip: string;
   readonly server: Server;
+  readonly listeners: Listeners;
   /** What the node logged at `warn` and above. */
   readonly warnings: LogCapture;
   stop(): Promise<void>;
@@ -57,6 +58,7 @@ export async function startInProcessNode(options: NodeOptions = {}): Promise<InP
     grpc: bound.addresses.grpc,
     gossip,
     server,
+    listeners: bound,
     warnings,
     async stop() {
       await bound.drain();

@@ -58,6 +58,13 @@ export interface GrpcServer {
   stats(): { connections: number; refused: number; streams: number };
 }
 
+export interface ExtraService {
+  readonly definition: ServiceDefinition;
+  readonly implementation: UntypedServiceImplementation;
+  /** Ends the service's long-lived streams when the listener stops, so its stop does not wait on them. */
+  readonly endStreams?: () => void;
+}
+
 export interface CreateGrpcServerOptions extends GrpcServerOptions {
   log?: Logger;
   /** The server's tracer (`server.tracing`); without it calls still get trace ids, from a tracer that records nothing. */
@@ -73,7 +80,7 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   /** Serve gRPC over TLS with this certificate, followed across reloads. */
   tls?: TlsMaterial;
   /** Services beside the management API (the node-to-node ClusterService), which carry their own proof instead of passing the security steps. */
-  services?: ReadonlyArray<{ definition: ServiceDefinition; implementation: UntypedServiceImplementation }>;
+  services?: ReadonlyArray<ExtraService>;
 }
 
 /**
@@ -170,6 +177,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     const closed = limiter.close();
     health.shutdown();
     handlers.endStreams(new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' }));
+    for (const extra of options.services ?? []) extra.endStreams?.();
     await new Promise<void>((resolve) => {
       const force = clock.setTimeout(() => {
         server.forceShutdown();
