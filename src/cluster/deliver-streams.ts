@@ -44,6 +44,8 @@ export interface DeliverStreamsOptions {
   /** The channel to the node at this gRPC address. */
   readonly client: (address: string) => Client;
   readonly timeoutMs: number;
+  /** Told when a stream fails on its own (not when this node closes it, nor when the called node ends it). */
+  readonly failed?: (address: string, reason: string) => void;
 }
 
 interface Waiting {
@@ -66,9 +68,10 @@ export function createDeliverStreams(options: DeliverStreamsOptions): DeliverStr
   const { clock } = options;
   const streams = new Map<string, PeerStream>();
 
-  function fail(address: string, stream: PeerStream, error: Error): void {
+  function fail(address: string, stream: PeerStream, error: Error, quiet = false): void {
     if (stream.failed) return;
     stream.failed = true;
+    if (!quiet) options.failed?.(address, error.message);
     if (streams.get(address) === stream) streams.delete(address);
     for (const waiting of stream.waiting.values()) {
       clock.clearTimeout(waiting.timer);
@@ -93,7 +96,7 @@ export function createDeliverStreams(options: DeliverStreamsOptions): DeliverStr
       waiting.resolve(reply.outcomes);
     });
     call.on('error', (error: ServiceError) => fail(address, stream, new Error(error.details || error.message)));
-    call.on('end', () => fail(address, stream, new Error('the node ended the stream')));
+    call.on('end', () => fail(address, stream, new Error('the node ended the stream'), true));
     streams.set(address, stream);
     return stream;
   }
@@ -110,7 +113,7 @@ export function createDeliverStreams(options: DeliverStreamsOptions): DeliverStr
       });
     },
     close() {
-      for (const [address, stream] of [...streams]) fail(address, stream, new Error('this node is stopping'));
+      for (const [address, stream] of [...streams]) fail(address, stream, new Error('this node is stopping'), true);
     },
   };
 }

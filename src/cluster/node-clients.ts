@@ -15,6 +15,7 @@ import { SvcError } from '../errors/svc-error.js';
 import { clusterClientConstructor, clusterPath } from './cluster-proto.js';
 import { createDeliverStreams } from './deliver-streams.js';
 import { encodeForwarded } from './forwarded-message.js';
+import type { ChannelCredentialsSource } from './node-tls.js';
 import { encodeHandOver, handOverContent, type HandOver } from './hand-over.js';
 import { moduleContent } from './module-content.js';
 import { asRegistryEntry, type RegistryEntry } from './registry-entry.js';
@@ -59,6 +60,10 @@ export interface NodeClientsOptions {
   readonly now: () => number;
   /** Runs the deadline of each Deliver frame; the real clock by default. */
   readonly clock?: Clock;
+  /** The credentials of each new channel (node-tls.ts); plaintext by default. */
+  readonly credentials?: ChannelCredentialsSource;
+  /** Told when a node's DeliverStream fails (unreachable, refused, no answer in time). */
+  readonly streamFailed?: (grpcAddress: string, reason: string) => void;
 }
 
 interface Pending {
@@ -80,12 +85,21 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
   const Constructor = clusterClientConstructor();
   const clients = new Map<string, Client>();
   const pending = new Map<string, Pending>();
-  const streams = createDeliverStreams({ nodeId: options.nodeId, key: options.key, now: options.now, clock: options.clock ?? createRealClock(), client: (address) => clientFor(address), timeoutMs: NODE_CALL_TIMEOUT_MS });
+  const streams = createDeliverStreams({
+    nodeId: options.nodeId,
+    key: options.key,
+    now: options.now,
+    clock: options.clock ?? createRealClock(),
+    client: (address) => clientFor(address),
+    timeoutMs: NODE_CALL_TIMEOUT_MS,
+    ...(options.streamFailed === undefined ? {} : { failed: options.streamFailed }),
+  });
+  const channelCredentials = options.credentials ?? (() => credentials.createInsecure());
 
   function clientFor(address: string): Client {
     let client = clients.get(address);
     if (client === undefined) {
-      client = new Constructor(address, credentials.createInsecure(), {
+      client = new Constructor(address, channelCredentials(), {
         'grpc.max_receive_message_length': MAX_MESSAGE_BYTES,
         'grpc.max_send_message_length': MAX_MESSAGE_BYTES,
       });

@@ -37,6 +37,7 @@ import { MEMBER_STATES } from './member.js';
 import type { Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
 import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
+import type { ChannelCredentialsSource } from './node-tls.js';
 import { schedulePeriodic } from './periodic.js';
 import { createRemoteWatches, type RemoteWatches } from './remote-watch.js';
 import { createHandOverHold } from './hand-over-hold.js';
@@ -79,6 +80,8 @@ export interface ServerClusterOptions {
   readonly metrics: Metrics;
   readonly clock: Clock;
   readonly random?: Random;
+  /** The node-to-node channels' credentials (node-tls.ts); plaintext by default. */
+  readonly channelCredentials?: ChannelCredentialsSource;
 }
 
 export interface ServerCluster {
@@ -286,7 +289,17 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         failover?.check();
       });
       countMembers();
-      const nodeClients = createNodeClients({ nodeId, key, now: () => Date.now(), clock });
+      const nodeClients = createNodeClients({
+        nodeId,
+        key,
+        now: () => Date.now(),
+        clock,
+        ...(options.channelCredentials === undefined ? {} : { credentials: options.channelCredentials }),
+        streamFailed: (grpcAddress, reason) => {
+          const node = current.members().find((m) => m.grpc_address === grpcAddress);
+          log.warn({ node_id: node?.node_id, grpc_address: grpcAddress, reason }, 'node-to-node stream failed: the messages on it are refused');
+        },
+      });
       clients = nodeClients;
       const peers = () => current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
       const copies = createReplication({ nodeId, factor: settings.replication_factor ?? 1, clients: nodeClients, peers, store: host, clock, log });
