@@ -7,7 +7,7 @@
 import type { Observable } from 'rxjs';
 import type { BusEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
-import type { Agent, CallContext, ClusterMember } from './agent-service-types.js';
+import type { Agent, CallContext, ClusterMember, ListAgentsResponse } from './agent-service-types.js';
 import type { RouteOutcome } from './router.js';
 
 export interface RemoteAgents {
@@ -24,7 +24,7 @@ export interface RemoteAgents {
    * (counters included), and the nodes that did not answer in time, whose
    * agents stay as given.
    */
-  counted(agents: Agent[]): Promise<{ agents: Agent[]; unreachable_nodes?: string[] }>;
+  counted(page: ListAgentsResponse): Promise<ListAgentsResponse>;
   /** Whether the agent is hosted on another node. */
   isRemote(agentId: string): boolean;
   /** The agent as its own node answers; NOT_FOUND when no node hosts it. */
@@ -40,6 +40,8 @@ export interface RemoteAgents {
   replicate(sha256: string, module: Uint8Array): Promise<void>;
   /** Claims `name` for a deploy of `agentId` with every alive node; ALREADY_EXISTS when another deploy holds it. */
   claimName(name: string, agentId: string): Promise<void>;
+  /** Releases the claim of a deploy that failed, here and on every alive node. */
+  releaseName(name: string, agentId: string): Promise<void>;
   /** Whether a stored agent of this node runs on another node now (it failed over while this node was down). */
   movedAway(agentId: string): boolean;
   /**

@@ -34,6 +34,7 @@ export interface ClusterAgentsOptions {
   readonly localChanged: () => void;
   readonly replicate: (sha256: string, module: Uint8Array) => Promise<void>;
   readonly claimName: (name: string, agentId: string) => Promise<void>;
+  readonly releaseName: (name: string, agentId: string) => Promise<void>;
   readonly movedAway: (agentId: string) => boolean;
   readonly follow: (agentId: string) => Observable<BusEvent>;
   /** A message for an agent this node is handing over, held until the hand-over ends; undefined for any other. */
@@ -107,7 +108,8 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
       return send(member, message);
     },
     list: () => registry.live().filter((entry) => entry.node_id !== nodeId).map(toAgent),
-    async counted(agents) {
+    async counted(page) {
+      const { agents } = page;
       const byNode = new Map<string, string[]>();
       for (const agent of agents) {
         const entry = hostOf(agent.agent_id);
@@ -127,7 +129,7 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
         }),
       );
       const listed = agents.map((agent) => answered.get(agent.agent_id) ?? agent);
-      return unreachable.length === 0 ? { agents: listed } : { agents: listed, unreachable_nodes: unreachable.sort() };
+      return unreachable.length === 0 ? { ...page, agents: listed } : { ...page, agents: listed, unreachable_nodes: unreachable.sort() };
     },
     isRemote: (agentId) => hostOf(agentId) !== undefined,
     async get(agentId) {
@@ -151,6 +153,7 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
     localChanged: () => options.localChanged(),
     replicate: (sha256, module) => options.replicate(sha256, module),
     claimName: (name, agentId) => options.claimName(name, agentId),
+    releaseName: (name, agentId) => options.releaseName(name, agentId),
     movedAway: (agentId) => options.movedAway(agentId),
     follow: (agentId) => options.follow(agentId),
     rememberClient(sender, via) {

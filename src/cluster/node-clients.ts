@@ -51,6 +51,8 @@ export interface NodeClients {
   claimName(node: NodeRef, name: string, agentId: string): Promise<boolean>;
   /** Follows an agent `node` hosts (`Watch`): open until cancelled, ended by the node, or failed. */
   watch(node: NodeRef, agentId: string): ClientReadableStream<WatchEventProto>;
+  /** Drops this node's claim of `name` for `agentId` on `node`. */
+  releaseName(node: NodeRef, name: string, agentId: string): Promise<void>;
   close(): void;
 }
 
@@ -213,6 +215,13 @@ export function createNodeClients(options: NodeClientsOptions): NodeClients {
       for (const [name, value] of Object.entries(signCall(options.key, clusterPath('Watch'), options.nodeId, options.now(), agentId))) metadata.set(name, value);
       const client = clientFor(node.grpc_address) as unknown as Record<string, (request: unknown, metadata: Metadata) => ClientReadableStream<WatchEventProto>>;
       return client.Watch!.call(client, { agent_id: agentId }, metadata);
+    },
+    async releaseName(node, name, agentId) {
+      try {
+        await call(node, 'ReleaseName', { name, agent_id: agentId }, `${name}\n${agentId}`);
+      } catch (error) {
+        throw rebuild(error as ServiceError);
+      }
     },
     close() {
       streams.close();

@@ -53,7 +53,7 @@ export interface ClusterHost {
   /** The agents this node hosts now; undefined while its agents do not run. */
   localAgents(): Array<Omit<LocalAgent, 'replicas'>> | undefined;
   /** This node's agents, as other nodes' calls reach them; undefined while they do not run. */
-  local(): Omit<LocalAgents, 'deliver' | 'handOver' | 'claimName'> & { deliver(message: Message): RouteOutcome } | undefined;
+  local(): Omit<LocalAgents, 'deliver' | 'handOver' | 'claimName' | 'releaseName'> & { deliver(message: Message): RouteOutcome } | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
@@ -174,6 +174,16 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     if (answers.includes(false) || claims.heldByOther(name, agentId)) throw conflict();
   }
 
+  /** A deploy here failed: its claim is dropped here and on every alive peer that answers (the others keep it until it expires). */
+  async function releaseName(name: string, agentId: string, peers: readonly NodeRef[], nodeClients: NodeClients): Promise<void> {
+    claims.release(name, agentId, nodeId);
+    await Promise.all(
+      peers.map((peer) =>
+        nodeClients.releaseName(peer, name, agentId).catch((err: unknown) => log.warn({ node_id: peer.node_id, name, err }, 'a node did not answer the release of a name claim; it holds the name until the claim expires')),
+      ),
+    );
+  }
+
   /** Leaving: each agent goes, with its state, to the node that would fail it over; then this node lets it go. */
   async function handOverAll(current: Membership, nodeClients: NodeClients): Promise<void> {
     const peers = current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
@@ -260,6 +270,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
       },
       handOver: takeHandOver,
       claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
+      releaseName: (name, agentId, fromNode) => claims.release(name, agentId, fromNode),
     };
   }
 
@@ -338,6 +349,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         localChanged: reconcile,
         replicate: (sha256, module) => copies.replicate(sha256, module).then(() => undefined),
         claimName: (name, agentId) => claimName(name, agentId, peers(), nodeClients),
+        releaseName: (name, agentId) => releaseName(name, agentId, peers(), nodeClients),
         movedAway: (agentId) => {
           const entry = registry.held(agentId);
           return entry !== undefined && entry.node_id !== nodeId;
