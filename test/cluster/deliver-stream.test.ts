@@ -152,3 +152,36 @@ describe('DeliverStream between two nodes with a cluster secret', () => {
     assert.equal((await request(`${b.api}/api/v1/health`)).status, 200);
   });
 });
+
+describe('a connection that carries only node-to-node calls', () => {
+  const TIMEOUT_MS = 300;
+  let node: InProcessNode;
+
+  before(async () => {
+    node = await startInProcessNode({ env: ENV, argv: [`--server.connection_timeout=${TIMEOUT_MS}ms`] });
+  });
+
+  after(async () => {
+    await node?.stop();
+  });
+
+  it('outlives server.connection_timeout: its stream keeps answering frames', async () => {
+    const headers = signCall(KEY, PATH, 'tester', Date.now(), '');
+    const { stream, close } = rawStream(node.grpc, headers);
+    const broken = new Promise<string>((resolve) => stream.once('error', (error: ServiceError) => resolve(error.details)));
+    try {
+      const started = Date.now();
+      for (let seq = 1; Date.now() - started < 4 * TIMEOUT_MS; seq++) {
+        const messages = [JSON.stringify(message('01NOSUCHAGENT0000000000000', seq))];
+        const answered = firstAnswer(stream);
+        stream.write({ seq, messages, mac: signFrame(KEY, PATH, 'tester', headers[TIME_HEADER]!, seq, messages.join('\n')) });
+        const answer = await Promise.race([answered, broken]);
+        assert.equal(typeof answer, 'object', `frame ${seq} answered, not ${String(answer)}`);
+        await new Promise((resolve) => setTimeout(resolve, TIMEOUT_MS / 3));
+      }
+      stream.end();
+    } finally {
+      close();
+    }
+  });
+});
