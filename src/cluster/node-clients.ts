@@ -1,9 +1,11 @@
 /**
- * The calling side of node-to-node gRPC: one channel per node, and the
- * messages for each node gathered into one frame of its `DeliverStream`
+ * The calling side of node-to-node gRPC: one channel per node (over TLS
+ * when this node's listener serves it, node-tls.ts), and the messages for
+ * each node gathered into one frame of its `DeliverStream`
  * (deliver-streams.ts): all those routed in the same turn of the event
- * loop, up to `MAX_BATCH`. A node that cannot be reached refuses every message of the
- * batch (`unknown_receiver`, naming the node), so the sender hears of it.
+ * loop, up to `MAX_BATCH`. A node that cannot be reached refuses every
+ * message of the batch (`unknown_receiver`, naming the node), so the
+ * sender hears of it.
  */
 import { Metadata, credentials, type Client, type ClientReadableStream, type ServiceError } from '@grpc/grpc-js';
 import { createRealClock, type Clock } from '../../supervisors/clock.js';
