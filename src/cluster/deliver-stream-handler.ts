@@ -66,7 +66,8 @@ export function createDeliverStreamService(options: DeliverStreamOptions): Deliv
       };
       const refused = verifyCall(options.key, { get: header }, { path: PATH, peer: call.getPeer(), nowMs: options.now(), content: '' });
       if (refused !== undefined) return refuse(call, 'UNAUTHENTICATED', refused, 'cluster_auth');
-      if (ended || options.local() === undefined) return refuse(call, 'UNAVAILABLE', 'this node\'s agents are not running', 'starting');
+      if (ended) return refuse(call, 'UNAVAILABLE', 'this node is stopping', 'draining');
+      if (options.local() === undefined) return refuse(call, 'UNAVAILABLE', 'this node\'s agents are not running', 'starting');
       const node = header(NODE_HEADER) ?? '';
       const time = header(TIME_HEADER) ?? '';
       let expected = 1;
