@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { createNodeClients } from '../../src/cluster/node-clients.js';
 import { deployExample, request, until } from '../integration/svc-process.js';
 import { startInProcessNode, type InProcessNode } from './in-process-nodes.js';
 
@@ -50,6 +51,20 @@ describe('ListAgents across two nodes', () => {
     assert.equal(entry.messages_sent, N);
     assert.ok(entry.memory_bytes > 0, 'memory as b reads it');
     assert.equal(listed.unreachable_nodes, undefined);
+  });
+
+  it('GetAgents leaves out ids the called node does not host, answers an empty list with none, and ReleaseName of a claim nobody holds is a no-op', async () => {
+    const clients = createNodeClients({ nodeId: 'tester', key: undefined, now: () => Date.now() });
+    const node = { node_id: b.server.nodeId, grpc_address: b.grpc };
+    try {
+      const answered = await clients.getAgents(node, ['01NOSUCHAGENT0000000000000', 'not an id', echo], 5_000);
+      assert.deepEqual(answered.map((agent) => agent.agent_id), [echo]);
+      assert.deepEqual(await clients.getAgents(node, [], 5_000), []);
+      await clients.releaseName(node, 'never-claimed', '01NOSUCHAGENT0000000000000');
+    } finally {
+      clients.close();
+    }
+    assert.equal((await request(`${b.api}/api/v1/health`)).status, 200);
   });
 
   it('a node whose gRPC listener is down is named in unreachable_nodes, its agents listed from the registry; the list still answers', async () => {
