@@ -111,6 +111,8 @@ async function pingPong(pingNode: Node, pongNode: Node, tag: string): Promise<nu
   const pongId = await deploy(pongNode, `pong-${tag}`, 'pong');
   const pingId = await deploy(pingNode, `ping-${tag}`, 'ping');
   await until(async () => (await fetch(`${pingNode.api}/api/v1/agents/${pongId}`)).ok);
+  // The registry spreads by gossip: pong's answer finds ping only once pong's node has heard of it.
+  await until(async () => (await fetch(`${pongNode.api}/api/v1/agents/${pingId}`)).ok);
   const seen = await stream(pingNode, pingId);
   try {
     const started = performance.now();

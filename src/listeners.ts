@@ -64,7 +64,7 @@ export async function startListeners(server: Server, config: Config, log: Logger
   const tls: TlsMaterial | undefined = tlsSettings === undefined ? undefined : createTlsMaterial(tlsSettings, { clock: server.clock, log });
   const ocsp: OcspStapler | undefined = tls !== undefined && config.security.enable_ocsp_stapling ? createOcspStapler(tls, { clock: server.clock, log }) : undefined;
   const secured = { security: server.security, ...(tls === undefined ? {} : { tls }) };
-  const services = server.cluster === undefined ? [] : [{ definition: clusterServiceDefinition(), implementation: server.cluster.implementation }];
+  const services = server.cluster === undefined ? [] : [{ definition: clusterServiceDefinition(), implementation: server.cluster.implementation, endStreams: server.cluster.endStreams }];
   const grpc: GrpcServer = createGrpcServer(server.service, { ...grpcServerOptionsFrom(config), ...telemetry, readiness, ...secured, services });
   const http: HttpServer = createHttpServer(server.service, httpServerOptionsFrom(config, { readiness, ...telemetry, ...secured, ...(ocsp === undefined ? {} : { ocsp }) }));
   const closeTls = (): void => {

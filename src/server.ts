@@ -41,6 +41,8 @@ import { createClusterHost } from './cluster-host.js';
 import { checkClusterSettings } from './cluster/cluster-node.js';
 import { MEMBER_STATES } from './cluster/member.js';
 import { createServerCluster, type ServerCluster } from './cluster/server-cluster.js';
+import { nodeChannelCredentials } from './cluster/node-tls.js';
+import { tlsSettingsFrom } from './security/tls/tls-material.js';
 import { createAdmission, type Admission } from './sandbox/admission.js';
 import { checkProtectedMode } from './security/protected-mode.js';
 import { createSecurity, type Security } from './security/security.js';
@@ -166,7 +168,7 @@ export async function startServer(config: Config, log: Logger, options: StartOpt
   const cluster: ServerCluster | undefined =
     config.cluster.addr === ''
       ? undefined
-      : createServerCluster(config.cluster, { nodeId, host: clusterHost, log, metrics, clock, ...(options.random === undefined ? {} : { random: options.random }) });
+      : createServerCluster(config.cluster, { nodeId, host: clusterHost, log, metrics, clock, channelCredentials: nodeChannelCredentials(tlsSettingsFrom(config.security)), ...(options.random === undefined ? {} : { random: options.random }) });
   // A node that runs alone is the one member of its cluster, as ListMembers lists it.
   if (cluster === undefined) for (const state of MEMBER_STATES) metrics.clusterMembers.set({ state }, state === 'alive' ? 1 : 0);
 

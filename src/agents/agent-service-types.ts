@@ -80,6 +80,12 @@ export interface ListAgentsResponse {
   agents: Agent[];
   /** Empty on the last page. */
   next_page_token: string;
+  /**
+   * In a cluster: the nodes that did not answer for their agents on this
+   * page in time; those agents are shown as the registry knows them, their
+   * counters 0. Absent when every node answered.
+   */
+  unreachable_nodes?: string[];
 }
 
 export interface HealthResponse {

@@ -187,6 +187,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         try {
           await host.deploy(agent, valid.module, admitted);
         } catch (error) {
+          await remote()?.releaseName(valid.name, agentId);
           throw isStoreError(error) ? fromStoreError(error) : fromStartFailure(error, agentId);
         }
         await remote()?.replicate(admitted.sha256, valid.module);
@@ -266,7 +267,7 @@ export function createAgentService(options: AgentServiceOptions): AgentService {
         const agents = page.agents.map((record) => toAgent(record, host.get(record.agentId)));
         if (cluster === undefined) return { agents, next_page_token: page.nextPageToken };
         const size = pageSize === 0 ? DEFAULT_PAGE_SIZE : Math.min(pageSize, MAX_PAGE_SIZE);
-        return mergePages({ agents, more: page.nextPageToken !== '' }, cluster.list(), pageToken, size);
+        return await cluster.counted(mergePages({ agents, more: page.nextPageToken !== '' }, cluster.list(), pageToken, size));
       } catch (error) {
         const mapped = fromStoreError(error);
         throw mapped.code === 'INVALID_ARGUMENT' ? new SvcError(mapped.code, mapped.message, { ...mapped.metadata, field: 'page_token' }) : mapped;

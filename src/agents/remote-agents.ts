@@ -7,7 +7,7 @@
 import type { Observable } from 'rxjs';
 import type { BusEvent } from '../bus/events.js';
 import type { Message } from '../bus/message.js';
-import type { Agent, CallContext, ClusterMember } from './agent-service-types.js';
+import type { Agent, CallContext, ClusterMember, ListAgentsResponse } from './agent-service-types.js';
 import type { RouteOutcome } from './router.js';
 
 export interface RemoteAgents {
@@ -19,6 +19,12 @@ export interface RemoteAgents {
   forward(message: Message): Promise<RouteOutcome> | undefined;
   /** Agents hosted on other nodes, as the registry knows them. */
   list(): Agent[];
+  /**
+   * `agents` with each one hosted on another node as its node answers it
+   * (counters included), and the nodes that did not answer in time, whose
+   * agents stay as given.
+   */
+  counted(page: ListAgentsResponse): Promise<ListAgentsResponse>;
   /** Whether the agent is hosted on another node. */
   isRemote(agentId: string): boolean;
   /** The agent as its own node answers; NOT_FOUND when no node hosts it. */
@@ -34,6 +40,8 @@ export interface RemoteAgents {
   replicate(sha256: string, module: Uint8Array): Promise<void>;
   /** Claims `name` for a deploy of `agentId` with every alive node; ALREADY_EXISTS when another deploy holds it. */
   claimName(name: string, agentId: string): Promise<void>;
+  /** Releases the claim of a deploy that failed, here and on every alive node. */
+  releaseName(name: string, agentId: string): Promise<void>;
   /** Whether a stored agent of this node runs on another node now (it failed over while this node was down). */
   movedAway(agentId: string): boolean;
   /**

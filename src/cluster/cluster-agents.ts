@@ -17,6 +17,9 @@ import type { Member } from './member.js';
 import type { NodeClients, NodeRef } from './node-clients.js';
 import type { RegistryEntry } from './registry-entry.js';
 
+/** How long a ListAgents waits for the nodes hosting its page's agents; a node slower than this is listed unreachable. */
+export const COUNTERS_TIMEOUT_MS = 1_000;
+
 /** Clients remembered for replies; the least recently heard of is forgotten first. */
 export const MAX_CLIENT_ROUTES = 10_000;
 
@@ -31,6 +34,7 @@ export interface ClusterAgentsOptions {
   readonly localChanged: () => void;
   readonly replicate: (sha256: string, module: Uint8Array) => Promise<void>;
   readonly claimName: (name: string, agentId: string) => Promise<void>;
+  readonly releaseName: (name: string, agentId: string) => Promise<void>;
   readonly movedAway: (agentId: string) => boolean;
   readonly follow: (agentId: string) => Observable<BusEvent>;
   /** A message for an agent this node is handing over, held until the hand-over ends; undefined for any other. */
@@ -104,6 +108,29 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
       return send(member, message);
     },
     list: () => registry.live().filter((entry) => entry.node_id !== nodeId).map(toAgent),
+    async counted(page) {
+      const { agents } = page;
+      const byNode = new Map<string, string[]>();
+      for (const agent of agents) {
+        const entry = hostOf(agent.agent_id);
+        if (entry !== undefined) byNode.set(entry.node_id, [...(byNode.get(entry.node_id) ?? []), agent.agent_id]);
+      }
+      const unreachable: string[] = [];
+      const answered = new Map<string, Agent>();
+      await Promise.all(
+        [...byNode].map(async ([node, ids]) => {
+          const member = options.member(node);
+          try {
+            if (!reachable(member)) throw new Error('not reachable');
+            for (const agent of await clients.getAgents(member, ids, COUNTERS_TIMEOUT_MS)) answered.set(agent.agent_id, agent);
+          } catch {
+            unreachable.push(node);
+          }
+        }),
+      );
+      const listed = agents.map((agent) => answered.get(agent.agent_id) ?? agent);
+      return unreachable.length === 0 ? { ...page, agents: listed } : { ...page, agents: listed, unreachable_nodes: unreachable.sort() };
+    },
     isRemote: (agentId) => hostOf(agentId) !== undefined,
     async get(agentId) {
       const entry = hostOf(agentId);
@@ -126,6 +153,7 @@ export function createClusterAgents(options: ClusterAgentsOptions): ClusterAgent
     localChanged: () => options.localChanged(),
     replicate: (sha256, module) => options.replicate(sha256, module),
     claimName: (name, agentId) => options.claimName(name, agentId),
+    releaseName: (name, agentId) => options.releaseName(name, agentId),
     movedAway: (agentId) => options.movedAway(agentId),
     follow: (agentId) => options.follow(agentId),
     rememberClient(sender, via) {

@@ -33,6 +33,8 @@ export interface LocalAgents extends WatchedAgents {
   handOver(handOver: HandOver, fromNode: string): Promise<RegistryEntry>;
   /** Whether this node accepts another node's claim of a name (name-claims.ts). */
   claimName(name: string, agentId: string, fromNode: string): boolean;
+  /** Drops another node's claim of a name for an agent whose deploy failed. */
+  releaseName(name: string, agentId: string, fromNode: string): void;
 }
 
 export interface ClusterHandlerOptions {
@@ -99,6 +101,21 @@ export function createClusterHandlers(options: ClusterHandlerOptions): UntypedSe
     ClaimName: unary('ClaimName', (r: { name: string; agent_id: string }) => `${r.name}\n${r.agent_id}`, async (request, local, fromNode) => ({
       accepted: local.claimName(request.name, request.agent_id, fromNode),
     })),
+    GetAgents: unary('GetAgents', (r: { agent_ids: string[] }) => r.agent_ids.join('\n'), async (request, local) => {
+      const hosted = await Promise.all(
+        request.agent_ids.map((id) =>
+          local.get(id).catch((error: unknown) => {
+            if (error instanceof SvcError && error.code === 'NOT_FOUND') return undefined;
+            throw error;
+          }),
+        ),
+      );
+      return { agents_json: hosted.filter((agent) => agent !== undefined).map((agent) => JSON.stringify(agent)) };
+    }),
+    ReleaseName: unary('ReleaseName', (r: { name: string; agent_id: string }) => `${r.name}\n${r.agent_id}`, async (request, local, fromNode) => {
+      local.releaseName(request.name, request.agent_id, fromNode);
+      return {};
+    }),
     UndeployAgent: unary('UndeployAgent', (r: { agent_id: string }) => r.agent_id, async (request, local) => {
       await local.undeploy(request.agent_id);
       return {};

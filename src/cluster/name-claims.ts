@@ -5,8 +5,10 @@
  * claim unless the name is taken (its registry lists another agent under
  * it) or held by a live claim of a lower agent id (ULIDs: the earlier
  * deploy wins, the same choice on every node). A node's own later claim
- * replaces its earlier one (a retry after a failed deploy). Claims expire
- * after `ttlMs`, by when the winner's registry entry has spread.
+ * replaces its earlier one (a retry after a failed deploy). A failed
+ * deploy releases its claim everywhere, so a retry through another node is
+ * not refused meanwhile. Claims expire after `ttlMs`, by when the winner's
+ * registry entry has spread.
  */
 
 export interface Claim {
@@ -18,6 +20,8 @@ export interface Claim {
 export interface NameClaims {
   /** Whether the claim is accepted; an accepted claim is held until `ttlMs` passes. */
   claim(claim: Claim): boolean;
+  /** Drops the claim of `name` if `nodeId` holds it for `agentId`. */
+  release(name: string, agentId: string, nodeId: string): void;
   /** Whether a live claim other than `agentId`'s holds the name. */
   heldByOther(name: string, agentId: string): boolean;
 }
@@ -49,6 +53,10 @@ export function createNameClaims(options: NameClaimsOptions): NameClaims {
       if (current !== undefined && current.agent_id !== claim.agent_id && current.node_id !== claim.node_id && current.agent_id < claim.agent_id) return false;
       held.set(claim.name, { ...claim, expires: options.now() + options.ttlMs });
       return true;
+    },
+    release(name, agentId, nodeId) {
+      const current = held.get(name);
+      if (current !== undefined && current.agent_id === agentId && current.node_id === nodeId) held.delete(name);
     },
     heldByOther(name, agentId) {
       const current = live(name);

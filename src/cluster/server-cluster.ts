@@ -31,12 +31,14 @@ import { createNameClaims } from './name-claims.js';
 import { createReplication, type Replication } from './replication.js';
 import { checkClusterSettings, openClusterNode } from './cluster-node.js';
 import { createClusterHandlers, type LocalAgents } from './cluster-service-handlers.js';
+import { createDeliverStreamService } from './deliver-stream-handler.js';
 import type { ClusterSettings } from './cluster-settings.js';
 import { decodeKnownMembers, encodeKnownMembers, knownMembers, rejoinAddresses } from './known-members.js';
 import { MEMBER_STATES } from './member.js';
 import { STREAM_TIMEOUT_MS, type Membership } from './membership.js';
 import { callKeyFrom } from './node-call-auth.js';
 import { createNodeClients, type NodeClients, type NodeRef } from './node-clients.js';
+import type { ChannelCredentialsSource } from './node-tls.js';
 import { schedulePeriodic } from './periodic.js';
 import { createRemoteWatches, type RemoteWatches } from './remote-watch.js';
 import { createHandOverHold } from './hand-over-hold.js';
@@ -52,7 +54,7 @@ export interface ClusterHost {
   /** The agents this node hosts now; undefined while its agents do not run. */
   localAgents(): Array<Omit<LocalAgent, 'replicas'>> | undefined;
   /** This node's agents, as other nodes' calls reach them; undefined while they do not run. */
-  local(): Omit<LocalAgents, 'deliver' | 'handOver' | 'claimName'> & { deliver(message: Message): RouteOutcome } | undefined;
+  local(): Omit<LocalAgents, 'deliver' | 'handOver' | 'claimName' | 'releaseName'> & { deliver(message: Message): RouteOutcome } | undefined;
   getMeta(key: string): string | undefined;
   setMeta(key: string, value: string): void;
   /** A stored module (an agent's or a replica); undefined when this node has none or its store is closed. */
@@ -79,11 +81,15 @@ export interface ServerClusterOptions {
   readonly metrics: Metrics;
   readonly clock: Clock;
   readonly random?: Random;
+  /** The node-to-node channels' credentials (node-tls.ts); plaintext by default. */
+  readonly channelCredentials?: ChannelCredentialsSource;
 }
 
 export interface ServerCluster {
   /** The ClusterService handlers, served on the gRPC listener from the start (UNAVAILABLE until `start`). */
   readonly implementation: UntypedServiceImplementation;
+  /** Ends the DeliverStreams other nodes opened to this one, and refuses new ones: the gRPC listener stops. */
+  readonly endStreams: () => void;
   /** The other nodes' agents; undefined until started. */
   agents(): ClusterAgents | undefined;
   /** The agents on other nodes this node's streams follow, each with the node its watch is in place on. */
@@ -169,6 +175,16 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     if (answers.includes(false) || claims.heldByOther(name, agentId)) throw conflict();
   }
 
+  /** A deploy here failed: its claim is dropped here and on every alive peer that answers (the others keep it until it expires). */
+  async function releaseName(name: string, agentId: string, peers: readonly NodeRef[], nodeClients: NodeClients): Promise<void> {
+    claims.release(name, agentId, nodeId);
+    await Promise.all(
+      peers.map((peer) =>
+        nodeClients.releaseName(peer, name, agentId).catch((err: unknown) => log.warn({ node_id: peer.node_id, name, err }, 'a node did not answer the release of a name claim; it holds the name until the claim expires')),
+      ),
+    );
+  }
+
   /** Leaving: each agent goes, with its state, to the node that would fail it over; then this node lets it go. */
   async function handOverAll(current: Membership, nodeClients: NodeClients): Promise<void> {
     const peers = current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
@@ -241,29 +257,30 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
     }
   }
 
-  const implementation = createClusterHandlers({
-    key,
-    now: () => Date.now(),
-    local: () => {
-      const local = agents === undefined ? undefined : host.local();
-      if (local === undefined || agents === undefined) return undefined;
-      const cluster = agents;
-      return {
-        ...local,
-        deliver(message, fromNode) {
-          cluster.rememberClient(message.sender, fromNode);
-          const outcome = local.deliver(message);
-          if (outcome.ok || outcome.reason !== 'unknown_receiver' || !holding.holds(message.receiver)) return outcome;
-          return { ok: true, forwarded: holding.hold(message) };
-        },
-        handOver: takeHandOver,
-        claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
-      };
-    },
-  });
+  function localAgents(): LocalAgents | undefined {
+    const local = agents === undefined ? undefined : host.local();
+    if (local === undefined || agents === undefined) return undefined;
+    const cluster = agents;
+    return {
+      ...local,
+      deliver(message, fromNode) {
+        cluster.rememberClient(message.sender, fromNode);
+        const outcome = local.deliver(message);
+        if (outcome.ok || outcome.reason !== 'unknown_receiver' || !holding.holds(message.receiver)) return outcome;
+        return { ok: true, forwarded: holding.hold(message) };
+      },
+      handOver: takeHandOver,
+      claimName: (name, agentId, fromNode) => claims.claim({ name, agent_id: agentId, node_id: fromNode }),
+      releaseName: (name, agentId, fromNode) => claims.release(name, agentId, fromNode),
+    };
+  }
+
+  const deliverStreams = createDeliverStreamService({ key, now: () => Date.now(), local: localAgents });
+  const implementation = { ...createClusterHandlers({ key, now: () => Date.now(), local: localAgents }), DeliverStream: deliverStreams.handler };
 
   return {
     implementation,
+    endStreams: () => deliverStreams.endAll(),
     agents: () => agents,
     watching: () => watches?.open() ?? new Map(),
     async start(addresses) {
@@ -284,7 +301,17 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         failover?.check();
       });
       countMembers();
-      const nodeClients = createNodeClients({ nodeId, key, now: () => Date.now() });
+      const nodeClients = createNodeClients({
+        nodeId,
+        key,
+        now: () => Date.now(),
+        clock,
+        ...(options.channelCredentials === undefined ? {} : { credentials: options.channelCredentials }),
+        streamFailed: (grpcAddress, reason) => {
+          const node = current.members().find((m) => m.grpc_address === grpcAddress);
+          log.warn({ node_id: node?.node_id, grpc_address: grpcAddress, reason }, 'node-to-node stream failed: the messages on it are refused');
+        },
+      });
       clients = nodeClients;
       const peers = () => current.members().filter((m) => m.node_id !== nodeId && m.state === 'alive' && m.grpc_address !== '');
       const copies = createReplication({ nodeId, factor: settings.replication_factor ?? 1, clients: nodeClients, peers, store: host, clock, log });
@@ -325,6 +352,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         localChanged: reconcile,
         replicate: (sha256, module) => copies.replicate(sha256, module).then(() => undefined),
         claimName: (name, agentId) => claimName(name, agentId, peers(), nodeClients),
+        releaseName: (name, agentId) => releaseName(name, agentId, peers(), nodeClients),
         movedAway: (agentId) => {
           const entry = registry.held(agentId);
           return entry !== undefined && entry.node_id !== nodeId;
@@ -348,6 +376,7 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         }
         watches?.close();
         clients?.close();
+        deliverStreams.endAll();
         agents = undefined;
       })();
       return stopping;

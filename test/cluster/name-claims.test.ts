@@ -45,4 +45,14 @@ describe('name claims', () => {
     advance(10_000);
     assert.equal(table.claim({ name: 'x', agent_id: '01D', node_id: 'n2' }), true);
   });
+
+  it('a failed deploy\'s release frees the name at once; only the claim of that agent from that node is released', () => {
+    const { table } = claims();
+    assert.equal(table.claim({ name: 'x', agent_id: '01A', node_id: 'n1' }), true);
+    table.release('x', '01A', 'n2');
+    table.release('x', '01B', 'n1');
+    assert.equal(table.claim({ name: 'x', agent_id: '01D', node_id: 'n2' }), false, 'another node or another agent cannot release it');
+    table.release('x', '01A', 'n1');
+    assert.equal(table.claim({ name: 'x', agent_id: '01D', node_id: 'n2' }), true);
+  });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { callKeyFrom, MAC_HEADER, MAX_SKEW_MS, NODE_HEADER, signCall, TIME_HEADER, verifyCall } from '../../src/cluster/node-call-auth.js';
+import { callKeyFrom, MAC_HEADER, MAX_SKEW_MS, NODE_HEADER, signCall, signFrame, TIME_HEADER, verifyCall, verifyFrame } from '../../src/cluster/node-call-auth.js';
 
 const key = callKeyFrom(new Uint8Array(32).fill(7));
 const otherKey = callKeyFrom(new Uint8Array(32).fill(8));
@@ -36,5 +36,23 @@ describe('node-to-node call proof', () => {
     for (const peer of ['ipv4:10.0.0.2:5000', 'ipv6:[fe80::1]:5000']) {
       assert.match(verifyCall(undefined, headersOf(signed), { path: PATH, peer, nowMs: NOW, content: 'body' }) ?? '', /loopback only/, peer);
     }
+  });
+
+  it('a stream frame is proven by its MAC, bound to its stream\'s node and time and to its sequence number', () => {
+    const STREAM = '/svc.v1.cluster.ClusterService/DeliverStream';
+    const time = String(NOW);
+    const mac = signFrame(key, STREAM, 'node-a', time, 3, 'm1\nm2');
+    assert.equal(verifyFrame(key, STREAM, 'node-a', time, 3, 'm1\nm2', mac), true);
+    const cases: Array<[string, boolean]> = [
+      ['another secret', verifyFrame(key, STREAM, 'node-a', time, 3, 'm1\nm2', signFrame(otherKey, STREAM, 'node-a', time, 3, 'm1\nm2'))],
+      ['another sequence number', verifyFrame(key, STREAM, 'node-a', time, 4, 'm1\nm2', mac)],
+      ['another content', verifyFrame(key, STREAM, 'node-a', time, 3, 'm1', mac)],
+      ['another stream time', verifyFrame(key, STREAM, 'node-a', String(NOW + 1), 3, 'm1\nm2', mac)],
+      ['another node', verifyFrame(key, STREAM, 'node-b', time, 3, 'm1\nm2', mac)],
+      ['no mac', verifyFrame(key, STREAM, 'node-a', time, 3, 'm1\nm2', '')],
+    ];
+    for (const [name, accepted] of cases) assert.equal(accepted, false, name);
+    assert.equal(signFrame(undefined, STREAM, 'node-a', time, 3, 'x'), '');
+    assert.equal(verifyFrame(undefined, STREAM, 'node-a', time, 3, 'x', ''), true);
   });
 });

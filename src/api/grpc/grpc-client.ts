@@ -86,7 +86,7 @@ export interface AuditFilter {
 export interface GrpcClient {
   deploy(input: DeployInput, settings?: CallSettings): Promise<{ agent_id: string }>;
   undeploy(agentId: string, settings?: CallSettings): Promise<void>;
-  list(request?: { page_size?: number; page_token?: string }, settings?: CallSettings): Promise<{ agents: Agent[]; next_page_token: string }>;
+  list(request?: { page_size?: number; page_token?: string }, settings?: CallSettings): Promise<{ agents: Agent[]; next_page_token: string; unreachable_nodes: string[] }>;
   get(agentId: string, settings?: CallSettings): Promise<Agent>;
   restart(agentId: string, settings?: CallSettings): Promise<Agent>;
   update(request: UpdateAgentInput, settings?: CallSettings): Promise<Agent>;

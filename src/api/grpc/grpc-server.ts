@@ -58,6 +58,13 @@ export interface GrpcServer {
   stats(): { connections: number; refused: number; streams: number };
 }
 
+export interface ExtraService {
+  readonly definition: ServiceDefinition;
+  readonly implementation: UntypedServiceImplementation;
+  /** Ends the service's long-lived streams when the listener stops, so its stop does not wait on them. */
+  readonly endStreams?: () => void;
+}
+
 export interface CreateGrpcServerOptions extends GrpcServerOptions {
   log?: Logger;
   /** The server's tracer (`server.tracing`); without it calls still get trace ids, from a tracer that records nothing. */
@@ -73,7 +80,24 @@ export interface CreateGrpcServerOptions extends GrpcServerOptions {
   /** Serve gRPC over TLS with this certificate, followed across reloads. */
   tls?: TlsMaterial;
   /** Services beside the management API (the node-to-node ClusterService), which carry their own proof instead of passing the security steps. */
-  services?: ReadonlyArray<{ definition: ServiceDefinition; implementation: UntypedServiceImplementation }>;
+  services?: ReadonlyArray<ExtraService>;
+}
+
+/**
+ * A call to a service beside the management API counts as its connection's
+ * request too: without it `connection_timeout` would cut a connection that
+ * carries only node-to-node calls, and the calls in flight on it.
+ */
+function seenBy(implementation: UntypedServiceImplementation, sawRequest: (call: { getPeer(): string }) => void): UntypedServiceImplementation {
+  return Object.fromEntries(
+    Object.entries(implementation).map(([name, handler]) => [
+      name,
+      (call: { getPeer(): string }, callback?: unknown) => {
+        sawRequest(call);
+        (handler as (call: unknown, callback?: unknown) => void)(call, callback);
+      },
+    ]),
+  ) as UntypedServiceImplementation;
 }
 
 function managementServiceDefinition(): ServiceDefinition {
@@ -134,7 +158,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     clock,
   });
   server.addService(health.definition, health.implementation);
-  for (const extra of options.services ?? []) server.addService(extra.definition, extra.implementation);
+  for (const extra of options.services ?? []) server.addService(extra.definition, seenBy(extra.implementation, (call) => limiter.sawRequest(call)));
   managementReflectionService([health.reflection]).addToServer(server);
   const injector = server.createConnectionInjector(options.tls === undefined ? ServerCredentials.createInsecure() : grpcTlsCredentials(options.tls));
 
@@ -153,6 +177,7 @@ export function createGrpcServer(service: AgentService, options: CreateGrpcServe
     const closed = limiter.close();
     health.shutdown();
     handlers.endStreams(new SvcError('UNAVAILABLE', 'the server is shutting down', { reason: 'draining' }));
+    for (const extra of options.services ?? []) extra.endStreams?.();
     await new Promise<void>((resolve) => {
       const force = clock.setTimeout(() => {
         server.forceShutdown();
