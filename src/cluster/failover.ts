@@ -18,7 +18,7 @@ import type { Clock } from '../../supervisors/clock.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { AgentRegistry } from './agent-registry.js';
 import type { Member } from './member.js';
-import { quorumOf, type QuorumVerdict } from './quorum.js';
+import { majorityAnswers, quorumOf, type QuorumVerdict } from './quorum.js';
 import type { RegistryEntry } from './registry-entry.js';
 import type { Replication } from './replication.js';
 import { rendezvousWinner } from './rendezvous.js';
@@ -48,10 +48,10 @@ export interface FailoverOptions {
   readonly replication: Replication;
   readonly host: FailoverHost;
   readonly clock: Clock;
-  /** Whether a strict majority of the members answers this node now (quorum.ts, `majorityAnswers`). */
-  readonly majorityAnswers: (members: readonly Member[]) => Promise<boolean>;
-  /** Whether a strict majority of the members exchanged state (the registry) with this node now. */
-  readonly majoritySynced: (members: readonly Member[]) => Promise<boolean>;
+  /** Whether the member answers a direct ping now. */
+  readonly reach: (nodeId: string) => Promise<boolean>;
+  /** Whether an exchange of state (the registry) with the member completed now. */
+  readonly sync: (nodeId: string) => Promise<boolean>;
   /** How long a minority may last before this node stops its agents: the suspicion timeout. */
   readonly minorityGraceMs: () => number;
   readonly log: Logger;
@@ -106,31 +106,43 @@ export function createFailover(options: FailoverOptions): Failover {
   function due(members: readonly Member[]): RegistryEntry[] {
     const byId = new Map(members.map((m) => [m.node_id, m]));
     const alive = members.filter((m) => m.state === 'alive').map((m) => m.node_id);
-    return registry.live().filter((entry) => entry.node_id !== nodeId && !inFlight.has(entry.agent_id) && gone(byId.get(entry.node_id)) && failoverTarget(entry, alive) === nodeId);
+    return registry
+      .live()
+      .filter((entry) => entry.node_id !== nodeId && !inFlight.has(entry.agent_id) && gone(byId.get(entry.node_id)) && failoverTarget(entry, alive) === nodeId);
   }
 
-  /** Starts what is due once a majority has answered; one confirmation at a time. */
+  /**
+   * Starts what is due once a majority has answered, and only for owners that
+   * do not: a death heard late (a stale accusation gossiped as a cut heals)
+   * names a member that is up. One confirmation at a time.
+   */
+  async function confirmAndFailOver(members: readonly Member[]): Promise<void> {
+    const owners = [...new Set(due(members).map((entry) => entry.node_id))];
+    const [answered, ownersAnswer] = await Promise.all([majorityAnswers(nodeId, members, options.reach), Promise.all(owners.map((id) => options.reach(id).catch(() => false)))]);
+    if (!answered) {
+      log.info({ node_id: nodeId }, 'agents of a dead member not failed over: a majority of the cluster did not answer');
+      return;
+    }
+    const answering = owners.filter((_, i) => ownersAnswer[i] === true);
+    if (answering.length > 0) log.info({ nodes: answering }, 'agents of a member declared dead not failed over: it still answers');
+    const silent = new Set(owners.filter((_, i) => ownersAnswer[i] !== true));
+    const now = options.members();
+    if (quorumOf(now).verdict === 'majority') failOver(now, silent);
+  }
+
   function failOverConfirmed(members: readonly Member[]): void {
     if (confirming || due(members).length === 0) return;
     confirming = true;
-    options
-      .majorityAnswers(members)
-      .then((answered) => {
-        if (!answered) {
-          log.info({ node_id: nodeId }, 'agents of a dead member not failed over: a majority of the cluster did not answer');
-          return;
-        }
-        const now = options.members();
-        if (quorumOf(now).verdict === 'majority') failOver(now);
-      })
+    confirmAndFailOver(members)
       .catch((error: unknown) => log.warn({ err: error }, 'could not ask the cluster for a majority'))
       .finally(() => {
         confirming = false;
       });
   }
 
-  function failOver(members: readonly Member[]): void {
-    for (const entry of due(members)) {
+  /** Starts the due agents of the owners found silent. */
+  function failOver(members: readonly Member[], silent: ReadonlySet<string>): void {
+    for (const entry of due(members).filter((e) => silent.has(e.node_id))) {
       inFlight.add(entry.agent_id);
       takeOver(entry, members)
         .catch((error: unknown) => log.warn({ agent_id: entry.agent_id, from: entry.node_id, err: error }, 'could not fail an agent over; trying again'))
@@ -142,8 +154,7 @@ export function createFailover(options: FailoverOptions): Failover {
   function resumeSynced(): void {
     if (resuming) return;
     resuming = true;
-    options
-      .majoritySynced(options.members())
+    majorityAnswers(nodeId, options.members(), options.sync)
       .then((synced) => {
         if (!synced || !suspended || verdict === 'minority') return;
         suspended = false;

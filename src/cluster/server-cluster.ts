@@ -23,7 +23,6 @@ import type { Metrics } from '../telemetry/metrics.js';
 import { createAgentRegistry, type LocalAgent } from './agent-registry.js';
 import { createClusterAgents, type ClusterAgents } from './cluster-agents.js';
 import { createFailover, failoverTarget, type AdoptedAgent, type Failover } from './failover.js';
-import { majorityAnswers } from './quorum.js';
 import type { HandOver } from './hand-over.js';
 import type { RegistryEntry } from './registry-entry.js';
 import { suspicionTimeoutMs } from './formulas.js';
@@ -323,8 +322,8 @@ export function createServerCluster(settings: ClusterSettings, options: ServerCl
         replication: copies,
         host,
         clock,
-        majorityAnswers: (members) => majorityAnswers(nodeId, members, (id) => current.reach(id, settings.probe_timeout)),
-        majoritySynced: (members) => majorityAnswers(nodeId, members, (id) => current.sync(id, STREAM_TIMEOUT_MS)),
+        reach: (id) => current.reach(id, settings.probe_timeout),
+        sync: (id) => current.sync(id, STREAM_TIMEOUT_MS),
         minorityGraceMs: () => suspicionTimeoutMs(settings.suspicion_mult, current.counts().alive + current.counts().suspect + current.counts().dead, settings.probe_interval),
         log,
         failedOver: () => metrics.clusterFailovers.inc(),

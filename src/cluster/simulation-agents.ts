@@ -8,7 +8,6 @@
  */
 import { createAgentRegistry, type AgentRegistry } from './agent-registry.js';
 import { createFailover, type Failover } from './failover.js';
-import { majorityAnswers } from './quorum.js';
 import { STREAM_TIMEOUT_MS } from './membership.js';
 import { suspicionTimeoutMs } from './formulas.js';
 import { sha256Hex } from './module-content.js';
@@ -97,8 +96,8 @@ export async function startSimAgentNode(cluster: SimCluster, id: string, seeds: 
       },
     },
     clock: node.clock,
-    majorityAnswers: (members) => majorityAnswers(node.id, members, (id) => membership.reach(id, cluster.settings.probe_timeout)),
-    majoritySynced: (members) => majorityAnswers(node.id, members, (id) => membership.sync(id, STREAM_TIMEOUT_MS)),
+    reach: (id) => membership.reach(id, cluster.settings.probe_timeout),
+    sync: (id) => membership.sync(id, STREAM_TIMEOUT_MS),
     minorityGraceMs: () => suspicionTimeoutMs(cluster.settings.suspicion_mult, membership.members().filter((m) => m.state !== 'left').length, cluster.settings.probe_interval),
     log,
     failedOver: () => (failovers += 1),

@@ -6,7 +6,6 @@ import { createAgentRegistry } from '../../src/cluster/agent-registry.js';
 import { createFailover, failoverTarget, type AdoptedAgent, type FailoverHost } from '../../src/cluster/failover.js';
 import type { Member, MemberState } from '../../src/cluster/member.js';
 import { createNodeClients } from '../../src/cluster/node-clients.js';
-import { majorityAnswers } from '../../src/cluster/quorum.js';
 import { createReplication } from '../../src/cluster/replication.js';
 import { capturedLogger } from '../telemetry/telemetry-fixtures.js';
 
@@ -14,7 +13,7 @@ const module = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]);
 const sha = createHash('sha256').update(module).digest('hex');
 
 /** A node's failover over a member table the test sets, with a real registry and replication (its module is local). `silent` members show in the table but do not answer a direct ping. */
-function node(nodeId: string, table: Map<string, MemberState>, silent: ReadonlySet<string> = new Set()) {
+function node(nodeId: string, table: Map<string, MemberState>, silent: ReadonlySet<string> = new Set(), stillUp: ReadonlySet<string> = new Set()) {
   const clock = createSimulatedClock();
   const { log, capture } = capturedLogger();
   const registry = createAgentRegistry({ nodeId, clock, retransmitMult: 4, memberCount: () => table.size, tombstoneLifetimeMs: 60_000 });
@@ -36,8 +35,8 @@ function node(nodeId: string, table: Map<string, MemberState>, silent: ReadonlyS
   };
   let failovers = 0;
   const members = (): Member[] => [...table].map(([id, state]) => ({ node_id: id, state, incarnation: 0, address: id, grpc_address: `${id}:1`, http_address: '' }));
-  const reach = async (id: string) => table.get(id) === 'alive' && !silent.has(id);
-  const failover = createFailover({ nodeId, members, registry, replication, host, clock, majorityAnswers: (m) => majorityAnswers(nodeId, m, reach), majoritySynced: (m) => majorityAnswers(nodeId, m, reach), minorityGraceMs: () => 1_500, log, failedOver: () => (failovers += 1), localChanged: () => undefined });
+  const reach = async (id: string) => (table.get(id) === 'alive' && !silent.has(id)) || stillUp.has(id);
+  const failover = createFailover({ nodeId, members, registry, replication, host, clock, reach, sync: reach, minorityGraceMs: () => 1_500, log, failedOver: () => (failovers += 1), localChanged: () => undefined });
   return { clock, registry, failover, events, adopted, capture, failovers: () => failovers, close: () => clients.close() };
 }
 
@@ -87,6 +86,23 @@ describe('failover on one node', () => {
       await n1.capture.waitFor((r) => r.msg === 'agents of a dead member not failed over: a majority of the cluster did not answer', 'the refusal');
       assert.equal(n1.adopted.length, 0);
       assert.equal(n1.failovers(), 0);
+    } finally {
+      n1.close();
+    }
+  });
+
+  it('fails over nothing of a member declared dead that still answers (a stale death heard as a cut heals)', async () => {
+    const table = new Map<string, MemberState>([['n1', 'alive'], ['n2', 'alive'], ['n3', 'alive']]);
+    const owner = createAgentRegistry({ nodeId: 'n3', clock: createSimulatedClock(), retransmitMult: 4, memberCount: () => 3, tombstoneLifetimeMs: 60_000 });
+    owner.reconcile([{ agent_id: 'x', name: 'x', state: 'running', module_sha256: sha, module_size: 8, capabilities: [], created_at: 5, replicas: ['n1'] }]);
+    const n1 = node('n1', table, new Set(), new Set(['n3']));
+    try {
+      sync(owner, n1.registry);
+      n1.registry.reconcile([]);
+      table.set('n3', 'dead');
+      n1.failover.check();
+      await n1.capture.waitFor((r) => r.msg === 'agents of a member declared dead not failed over: it still answers', 'the refusal');
+      assert.equal(n1.adopted.length, 0);
     } finally {
       n1.close();
     }
