@@ -249,7 +249,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
    */
   async captureState(): Promise<InstanceSnapshot | undefined> {
     this.accepting = false;
-    for (let i = 0; i <= this.env.mailboxSize && (this.inFlight !== undefined || this.mailbox.length > 0); i++) {
+    for (let i = 0; i <= this.env.mailboxSize && (this.inFlight !== undefined || this.lent || this.mailbox.length > 0); i++) {
       await new Promise<void>((resolve) => (this.drained = resolve));
     }
     const instance = this.instance;
@@ -320,7 +320,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
   async instantiate(snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle> {
     const { pool, agentLog } = this.env;
     if (this.admitted === undefined) throw new Error(`agent ${this.id} has no admitted module`);
-    const options = { label: this.id, memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
+    const options = { label: this.id, names: [this.id, this.record.name], memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
     const state = snapshot ?? this.pendingRestore;
     this.pendingRestore = undefined;
     const placement = await pool.instantiate(this.admitted, state === undefined ? options : { ...options, snapshot: state });
@@ -353,9 +353,9 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
     return runUpgrade(this, this.lost, instance, snapshot, signal);
   }
 
-  /** Resolves once no message of the agent is in flight. */
+  /** Resolves once no message of the agent is in flight, nor a batch holds it lent. */
   async inFlightDone(): Promise<void> {
-    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
+    while (this.inFlight !== undefined || this.lent) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
   release(instance: InstanceHandle): void {
@@ -364,7 +364,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
 
   idleLeftMs(): number {
     const { idleTimeoutMs, clock } = this.env;
-    if (this.inFlight !== undefined || this.mailbox.length > 0) return idleTimeoutMs;
+    if (this.inFlight !== undefined || this.lent || this.mailbox.length > 0) return idleTimeoutMs;
     return idleTimeoutMs - (clock.now() - this.lastActiveAt);
   }
 
