@@ -46,6 +46,7 @@ import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import { createAgentLender } from './agent-lender.js';
+import { createCoLocation } from './co-location.js';
 import type { MessageTrace } from './message-trace.js';
 import type { MetricTally } from './metric-tally.js';
 import type { AgentRuntime } from './agent-runtime.js';
@@ -99,6 +100,8 @@ export interface DispatcherStats {
   throttled: number;
   /** Execution time of all agents, ns. */
   cpuNs: number;
+  /** Agents moved to the worker of an agent they talk to (co-location.ts). */
+  moves: number;
 }
 
 export interface Dispatcher {
@@ -256,12 +259,18 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       const outcome = messageTrace.sendFromAgent(message, incoming, span, route);
       if (!outcome.ok) undeliverable(message, outcome.reason, outcome.detail);
-      else if (local !== undefined) agent.lastPeer = message.receiver;
+      else if (coLocation !== undefined) talked(agent, message.receiver);
     }
     if (quarantine) {
       log.warn({ agent_id: agent.id, reason: 'quarantined' }, 'agent quarantined: its sends kept being refused');
       agent.quarantine();
     }
+  }
+
+  function talked(sender: AgentRuntime, receiver: string): void {
+    sender.lastPeer = receiver;
+    const peer = local!.agentOf(receiver);
+    if (peer !== undefined) coLocation!.talked(sender, peer);
   }
 
   /**
@@ -306,19 +315,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
-  if (local !== undefined && local.hops > 0) {
+  const coLocation = local !== undefined && local.hops > 0 ? createCoLocation(pool, clock) : undefined;
+  if (coLocation !== undefined) {
     const returned = (agent: AgentRuntime): void => {
       agent.lent = false;
       agent.lentOn = undefined;
       agent.executionSettled();
       ready(agent);
     };
-    pool.lendWith(createAgentLender({ ...local, clock, settled: settledOf, returned }));
+    pool.lendWith(createAgentLender({ ...local!, clock, settled: settledOf, returned }));
   }
 
   return {
     ready,
     undeliverable,
-    stats: () => ({ ...counters, inFlight, backlog: backlog.length, failures: { ...failures } }),
+    stats: () => ({ ...counters, inFlight, backlog: backlog.length, failures: { ...failures }, moves: coLocation?.moves ?? 0 }),
   };
 }

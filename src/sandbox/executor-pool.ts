@@ -58,6 +58,7 @@ export const DEFAULT_MAX_BATCH_SIZE = 256;
 interface PlacementRequest {
   label: string;
   names: string[];
+  workerId: number | undefined;
   admitted: AdmittedModule;
   snapshot: InstanceSnapshot | null;
   /** Run `_upgrade` after restoring `snapshot`. */
@@ -273,9 +274,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     new SvcError('RESOURCE_EXHAUSTED', 'wasm memory limit of the executor pool reached', { agent_id: label, reason: 'memory_limit' });
   const noWorker = (): SvcError => new SvcError('UNAVAILABLE', 'no executor worker could start', { last_error: sharedThreads.lastError() ?? isolatedThreads.lastError() ?? '' });
 
-  /** Puts an instantiation whose memory is reserved on the worker of its lane with the fewest instances. */
+  /** Puts an instantiation whose memory is reserved on the worker asked for, or that of its lane with the fewest instances. */
   function place(request: PlacementRequest): void {
-    const slot = lanes.pick(request.label);
+    const slot = lanes.pick(request.label, request.workerId);
     if (slot === undefined) {
       ledger.set({ memoryBytes: request.reserveBytes }, 0);
       return request.reject(noWorker());
@@ -321,7 +322,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       }
       if (lanes.pick(label) === undefined) return Promise.reject(noWorker());
       return new Promise<Placement>((resolve, reject) => {
-        const request: PlacementRequest = { label, names: opts.names ?? [label], admitted, snapshot: opts.snapshot ?? null, upgrade: opts.upgrade === true, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
+        const request: PlacementRequest = { label, names: opts.names ?? [label], workerId: opts.workerId, admitted, snapshot: opts.snapshot ?? null, upgrade: opts.upgrade === true, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
         const reservation = ledger.reserve(reserveBytes, (reserved) => {
           // Gone from `waiting` when the pool closed meanwhile (and rejected it).
           if (!waiting.delete(request)) return;
@@ -367,6 +368,12 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     stats: () => poolStats({ lanes, shared: sharedThreads, isolated: isolatedThreads, ledger, waiting: waiting.size, counters, failures }),
 
     lendWith: (lender) => loans.lendWith(lender),
+
+    placementOf(handle) {
+      const instance = pooled(handle);
+      const slot = slots[instance.workerId]!;
+      return instance.live ? { workerId: slot.id, shared: slot.lane === 'shared', instances: slot.instances.size } : undefined;
+    },
 
     on(_event, listener) {
       listeners.add(listener);

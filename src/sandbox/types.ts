@@ -188,6 +188,17 @@ export interface InstantiateOptions {
   onLost?: (instance: InstanceHandle) => void;
   /** What messages name the instance by, for worker-local delivery: the agent's id and name. Default: `label`. */
   names?: string[];
+  /** The shared worker to place it on (beside the agents it talks to); ignored for a runaway or a worker that is gone. */
+  workerId?: number;
+}
+
+/** Where a live instance runs (`ExecutorPool.placementOf`). */
+export interface WorkerPlace {
+  readonly workerId: number;
+  /** On the shared lane (not the isolated one). */
+  readonly shared: boolean;
+  /** Instances that worker hosts. */
+  readonly instances: number;
 }
 
 /**
@@ -279,5 +290,7 @@ export interface ExecutorPool {
   on(event: 'workerLost', listener: (event: WorkerLostEvent) => void): () => void;
   /** Turns worker-local delivery on, with `lender` deciding what takes part. */
   lendWith(lender: Lender): void;
+  /** Where the instance runs; undefined once it is gone. */
+  placementOf(instance: InstanceHandle): WorkerPlace | undefined;
   close(): Promise<void>;
 }

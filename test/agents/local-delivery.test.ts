@@ -84,6 +84,30 @@ describe('worker-local delivery', { timeout: TEST_TIMEOUT_MS }, () => {
     }
   });
 
+  it('two agents that talk across workers are moved together, their state kept, and their messages go on inside one worker', async () => {
+    const t = await startTestServer({ overrides: { 'runtime.executor_workers': 2, 'runtime.isolated_workers': 0 } });
+    try {
+      const host = t.server.host()!;
+      const ping = await deploy(t, example('ping'), 'ping');
+      const pong = await deploy(t, example('pong'), 'pong');
+      const workerOf = (id: string) => host.pool.placementOf(host.get(id)!.instance ?? host.get(id)!.held!)?.workerId;
+      assert.notEqual(workerOf(ping), workerOf(pong), 'placement spread them');
+      const events = t.events();
+      const rounds = 300;
+      await t.service.send({ receiver: ping, message_type: 'request', content: `start:${pong}:${rounds}` }, ctx);
+      await until(() => host.get(ping)!.messagesReceived === rounds + 1 && host.get(pong)!.inFlight === undefined, 'the last pong');
+      assert.equal(host.stats().moves, 1, 'one of them moved');
+      assert.equal(workerOf(ping), workerOf(pong), 'both on one worker');
+      assert.ok(localHops(t) > 0, 'then talking inside it');
+      // The game's state moved with the agent: every round was played, and the game ended with its last pong.
+      assert.equal(host.get(pong)!.messagesReceived, rounds);
+      assert.equal(between(events, 'delivered', ping, pong).length, 2 * rounds);
+      assert.equal(messages(events, 'platform').length, 0, 'no failure on the way');
+    } finally {
+      await t.stop();
+    }
+  });
+
   it('a send to an agent without message:receive is refused (permission_denied) while a local conversation goes on', async () => {
     const t = await startTestServer({ overrides: ONE_WORKER });
     try {
