@@ -30,6 +30,12 @@
  *   a `failure` to its sender, and so does one its sender or receiver lacks
  *   the permission for (`checkSend`); a sender refused too often is
  *   quarantined (DESIGN.md section 9).
+ * - **Worker-local delivery.** A batch borrows idle agents of its worker
+ *   (agent-lender.ts); messages between them run there as hops
+ *   (sandbox/worker-local.ts), and each comes back in its sender's result:
+ *   `replayHop` does for it what routing and `dispatch` do, in order, and the
+ *   hop's own result settles as any. Agents that talk across workers are
+ *   moved together (co-location.ts).
  * - **Traces.** An execution continues the trace of the message it handles
  *   and the messages it sends continue it (message-trace.ts); spans are made
  *   only when that trace is recorded.
@@ -223,8 +229,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const reason = `${result.failure}: ${describeError(result.message)}`;
       context.with(messageTrace.executionContext(message, span), () => agent.crash(instance, reason));
     } else if (agent.held !== instance) {
-      // Cut by a kill, or lost with its worker while the result was on its way.
+      // Cut by a kill, or lost with its worker while the result was on its way. What its worker delivered was handled all the same.
       undeliverable(message, 'execution_crashed', 'the agent was stopped before its execution finished');
+      for (const [, json] of result.local ?? []) {
+        agent.messagesSent += 1;
+        counters.messagesSent += 1;
+        replayHop(agent, JSON.parse(json) as Message);
+      }
     } else {
       agent.setMemory(result.memoryBytes);
       if (agent.canary !== undefined) canaryHandled(agent, clock);

@@ -9,6 +9,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MessageEvent } from '../../src/bus/events.js';
+import { SPANS } from '../../src/telemetry/span-names.js';
+import { memoryTracing } from '../telemetry/telemetry-fixtures.js';
 import { CLIENT, TEST_TIMEOUT_MS, ctx, deploy, example, messages, startTestServer, transitions, until, type TestServer } from './agent-fixtures.js';
 import { compile, crashingAt } from './agent-wat.js';
 
@@ -81,6 +83,31 @@ describe('worker-local delivery', { timeout: TEST_TIMEOUT_MS }, () => {
       await until(() => messages(events, 'delivered').find((m) => m.receiver === CLIENT && m.in_reply_to === message_id), 'its answer');
     } finally {
       await t.stop();
+    }
+  });
+
+  it('messages of sampled traces take the main thread, with their spans; unsampled ones stay in the worker', async () => {
+    for (const rate of [1, 0]) {
+      const { tracing, spans } = memoryTracing({ trace_sample_rate: rate, message_trace_sample_rate: rate });
+      const t = await startTestServer({ overrides: ONE_WORKER, tracing });
+      try {
+        const ping = await deploy(t, example('ping'), 'ping');
+        const pong = await deploy(t, example('pong'), 'pong');
+        const rounds = 20;
+        await t.service.send({ receiver: ping, message_type: 'request', content: `start:${pong}:${rounds}` }, ctx);
+        const host = t.server.host()!;
+        await until(() => host.get(ping)!.messagesReceived === rounds + 1 && host.get(pong)!.inFlight === undefined, 'the last pong');
+        const executions = (await spans()).filter((s) => s.name === SPANS.agentExecute);
+        if (rate === 1) {
+          assert.equal(localHops(t), 0, 'every message of a sampled trace went through the main thread');
+          assert.equal(executions.length, 2 * rounds + 1, 'one span per execution');
+        } else {
+          assert.ok(localHops(t) > 0, 'unsampled messages stayed in the worker');
+          assert.equal(executions.length, 0);
+        }
+      } finally {
+        await t.stop();
+      }
     }
   });
 
