@@ -48,6 +48,10 @@ interface RelayFigures {
   watched: number;
   /** Executions per batch posted to a worker, in the window. */
   perBatch: number;
+  /** Share of the executions in the window that were messages delivered inside their worker. */
+  localShare: number;
+  /** Agents moved beside their partner (co-location), from deploy to the end of the window. */
+  moves: number;
 }
 
 /** `pairs` relay pairs on a server with `workers` executor workers (0: one per core). */
@@ -94,6 +98,8 @@ async function relay(pairs: number, workers: number): Promise<RelayFigures> {
       peakRssBytes,
       watched,
       perBatch: (poolAfter.executions - poolBefore.executions) / (poolAfter.batches - poolBefore.batches),
+      localShare: (poolAfter.localHops - poolBefore.localHops) / (poolAfter.executions - poolBefore.executions),
+      moves: host.stats().moves,
     };
   } finally {
     await b.stop();
@@ -165,7 +171,9 @@ async function relayRows(): Promise<Row[]> {
     },
     { name: '  msg/s per core (messages over the CPU seconds of all threads)', unit: 'msg/s', median: 1e6 / figures.cpuPerMessage, baseline: { name: `wall rate over ${cores} cores`, median: figures.rate / cores } },
     ...(figures.mainCpuPerMessage === undefined ? [] : [{ name: '  main-thread CPU per message', unit: 'µs', median: figures.mainCpuPerMessage, baseline: { name: 'all threads', median: figures.cpuPerMessage } }]),
-    { name: '  executions per batch posted to a worker', unit: 'calls', median: figures.perBatch },
+    { name: '  executions per batch posted to a worker (hops included)', unit: 'calls', median: figures.perBatch },
+    { name: '  share of messages delivered inside their worker', unit: '%', median: 100 * figures.localShare },
+    { name: '  agents moved beside their partner', unit: 'agents', median: figures.moves },
     { name: '  events the watching subscriber received', unit: 'events', median: figures.watched },
     { name: '  peak RSS during the run', unit: 'MiB', median: figures.peakRssBytes / 2 ** 20 },
   ];

@@ -4,7 +4,7 @@
  * exit and calls `start` again for every restart, so each start gets its own;
  * the agent behind them (agent-runtime.ts) and its machine stay the same.
  */
-import { ExitError, createExitSignal, type ChildExit, type ChildHandle, type ExitListener } from '../../supervisors/index.js';
+import { ExitError, createExitSignal, type ChildDecision, type ChildExit, type ChildHandle, type ChildSpec, type ExitListener, type StartContext } from '../../supervisors/index.js';
 
 /** What a handle asks of its agent: stop gracefully, or cut now; both settle once the agent is stopped. */
 export interface Stoppable {
@@ -52,4 +52,23 @@ export class AgentChild implements ChildHandle {
   kill(reason: string): Promise<void> {
     return this.agent.kill(reason);
   }
+}
+
+/** What the agent supervisor's child spec asks of an agent (agent-runtime.ts). */
+export interface Supervised {
+  readonly id: string;
+  start(context: StartContext): Promise<ChildHandle>;
+  decide(decision: ChildDecision): void;
+}
+
+/** The agent is the child of every start; its machine bounds its own start and stop, so the supervisor waits for them. */
+export function agentChildSpec(agent: Supervised): ChildSpec {
+  return {
+    id: agent.id,
+    // Every exit of an agent is abnormal (restarted) but a quarantine, its one normal exit.
+    restart: 'transient',
+    shutdownTimeoutMs: Infinity,
+    start: (startContext) => agent.start(startContext),
+    onDecision: (decision) => agent.decide(decision),
+  };
 }

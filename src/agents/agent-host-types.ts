@@ -44,6 +44,8 @@ export interface AgentSettings {
   /** `max_memory_pages` in bytes: no agent runs with a higher limit, whatever its stored `memory_limit` says. */
   maxMemoryBytes: number;
   maxConcurrentExecutions: number;
+  /** `local_delivery_hops`: messages a batch may deliver inside its worker; 0 turns worker-local delivery off. */
+  localDeliveryHops: number;
   maxRestarts: number;
   restartPeriodMs: number;
   backoff: Partial<BackoffOptions>;

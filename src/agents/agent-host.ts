@@ -28,7 +28,7 @@
  * again. Until it is registered nothing routes to it, lists it or hears of
  * it; a restored agent is registered before it starts (messages wait).
  */
-import { SupervisorError, createSupervisor, type ChildSpec } from '../../supervisors/index.js';
+import { SupervisorError, createSupervisor } from '../../supervisors/index.js';
 import { PLATFORM_SENDER, type FailureReason } from '../bus/message.js';
 import { SvcError } from '../errors/svc-error.js';
 import type { AdmittedModule, InstanceSnapshot } from '../sandbox/types.js';
@@ -39,6 +39,7 @@ import type { AgentHost, AgentHostOptions } from './agent-host-types.js';
 import { draining, memoryPressure, nameTaken } from './agent-errors.js';
 import { createAgentLogs, keepingLines } from './agent-logs.js';
 import { endCanary } from './agent-canary.js';
+import { agentChildSpec } from './agent-child.js';
 import { restartAgent } from './agent-restart.js';
 import { createAgentUpdater } from './agent-update.js';
 import { restoreAgents } from './agent-restore.js';
@@ -113,6 +114,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     newId: options.newId,
     route: (message, published) => router.route(message, published),
     ...(sendPolicy === undefined ? {} : { checkSend: sendCheckOf(sendPolicy, mailboxes) }),
+    local: { hops: settings.localDeliveryHops, traced: () => tracing.exporting, agentOf: (id) => agents.get(id), mayLend: mailboxes.mayLend },
   });
 
   const router: Router = createLocalRouter(bus, mailboxes, options.remote, (message, reason, detail) => dispatcher.undeliverable(message, reason, detail));
@@ -160,18 +162,6 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     maxMemoryBytes: settings.maxMemoryBytes,
   };
 
-  /** The agent is the child of every start; its machine bounds its own start and stop, so the supervisor waits for them. */
-  function childSpec(agent: AgentRuntime): ChildSpec {
-    return {
-      id: agent.id,
-      // Every exit of an agent is abnormal (restarted) but a quarantine, its one normal exit.
-      restart: 'transient',
-      shutdownTimeoutMs: Infinity,
-      start: (startContext) => agent.start(startContext),
-      onDecision: (decision) => agent.decide(decision),
-    };
-  }
-
   /** A new agent in the host's care; registered at once when restored, by `deploy` otherwise. */
   function track(record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin): AgentRuntime {
     const agent = new AgentRuntime(env, record, admitted, origin);
@@ -203,7 +193,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
     const attributes = { [SPAN_ATTRIBUTES.agentId]: agent.id };
     let started = false;
     try {
-      await tracing.withSpan(SPANS.runtimeCreate, { ...attributes, [SPAN_ATTRIBUTES.agentName]: input.name }, () => supervisor.startChild(childSpec(agent)));
+      await tracing.withSpan(SPANS.runtimeCreate, { ...attributes, [SPAN_ATTRIBUTES.agentName]: input.name }, () => supervisor.startChild(agentChildSpec(agent)));
       started = true;
       tracing.withSpan(SPANS.registryRegister, attributes, () => {
         if (!accepting) throw draining();
@@ -238,7 +228,7 @@ export function createAgentHost(options: AgentHostOptions): AgentHost {
   async function restoreOne(record: AgentRecord, admitted: AdmittedModule): Promise<AgentRuntime> {
     if (!accepting) throw draining();
     const agent = track(record, admitted, 'restore');
-    await supervisor.startChild(childSpec(agent));
+    await supervisor.startChild(agentChildSpec(agent));
     metrics.agentsDeployed.inc();
     return agent;
   }

@@ -69,6 +69,12 @@ export interface LifecyclePort {
    * leaving the old instance or snapshot as it was.
    */
   upgrade(instance: InstanceHandle | undefined, snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle>;
+  /**
+   * Moves the running agent to executor worker `workerId`, beside the agents it
+   * talks to (agent-relocate.ts): once no message is in flight, its state is
+   * restored there and the old instance released; rejects leaving the old one.
+   */
+  relocate(instance: InstanceHandle, workerId: number, signal: AbortSignal): Promise<InstanceHandle>;
 }
 
 export type AgentMachineEvent =
@@ -84,7 +90,9 @@ export type AgentMachineEvent =
   /** Its sends kept being refused (DESIGN.md section 9): it goes down as a normal exit, so it is not restarted, and stays failed. */
   | { type: 'quarantine' }
   /** An operator's update of its module at a message boundary (UpdateAgent). */
-  | { type: 'upgrade' };
+  | { type: 'upgrade' }
+  /** A move to another executor worker, at a message boundary. */
+  | { type: 'relocate'; workerId: number };
 
 export type AgentMachineEmitted =
   | { type: 'started' }
@@ -136,6 +144,9 @@ export const agentMachine = setup({
     drain: fromPromise<void, { port: LifecyclePort; instance: InstanceHandle | undefined }>(({ input }) => input.port.drain(input.instance)),
     upgrade: fromPromise<InstanceHandle, { port: LifecyclePort; instance: InstanceHandle | undefined; snapshot: InstanceSnapshot | undefined }>(({ input, signal }) =>
       input.port.upgrade(input.instance, input.snapshot, signal),
+    ),
+    relocate: fromPromise<InstanceHandle, { port: LifecyclePort; instance: InstanceHandle; workerId: number }>(({ input, signal }) =>
+      input.port.relocate(input.instance, input.workerId, signal),
     ),
   },
   actions: {
@@ -196,7 +207,16 @@ export const agentMachine = setup({
               { guard: 'hibernates', target: 'active', reenter: true, actions: 'rearmIdle' },
             ],
           },
-          on: { upgrade: 'upgrading' },
+          on: { upgrade: 'upgrading', relocate: 'relocating' },
+        },
+        // As `upgrading`: nothing is dispatched while the agent moves; a move that fails leaves it where it was.
+        relocating: {
+          invoke: {
+            src: 'relocate',
+            input: ({ context, event }) => ({ port: context.port, instance: context.instance!, workerId: event.type === 'relocate' ? event.workerId : -1 }),
+            onDone: { target: 'active', actions: assign({ instance: ({ event }) => event.output }) },
+            onError: 'active',
+          },
         },
         // Not `active`: nothing is dispatched meanwhile, and the idle timer waits.
         upgrading: {

@@ -17,9 +17,6 @@
 import { createActor, type Actor, type SnapshotFrom } from 'xstate';
 import { abnormalExit, type ChildDecision, type ChildHandle, type Clock, type StartContext } from '../../supervisors/index.js';
 import type { LifecycleEvent } from '../bus/events.js';
-import type { Message } from '../bus/message.js';
-import { messageBytes } from '../bus/message-size.js';
-import { createRingBuffer, type RingBuffer } from '../bus/ring-buffer.js';
 import type { AdmittedModule, ExecutorPool, InstanceHandle, InstanceSnapshot } from '../sandbox/types.js';
 import type { AgentRecord } from '../store/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
@@ -27,7 +24,8 @@ import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
 import type { Canary, CanaryHolder } from './agent-canary.js';
 import { AgentChild, type Stoppable } from './agent-child.js';
-import { DispatchState } from './dispatch-state.js';
+import { AgentMailbox } from './agent-mailbox.js';
+import { relocate } from './agent-relocate.js';
 import { runUpgrade, type UpgradePlan } from './agent-upgrade.js';
 import type { MemoryGuard } from './memory-guard.js';
 import { agentMachine, visibleState, type AgentMachine, type LifecyclePort, type LifecycleState } from './agent-machine.js';
@@ -71,18 +69,13 @@ export interface AgentEnvironment {
 /** How an agent came to be on this node: the reason of its first transition. */
 export type AgentOrigin = 'deploy' | 'restore';
 
-export class AgentRuntime extends DispatchState implements Schedulable, LifecyclePort, Stoppable, CanaryHolder {
+export class AgentRuntime extends AgentMailbox implements Schedulable, LifecyclePort, Stoppable, CanaryHolder {
   readonly id: string;
   readonly env: AgentEnvironment;
   /** The stored record; `restartCount` and `updatedAt` are kept current in memory. */
   readonly record: AgentRecord;
   /** Undefined only for a stored agent whose module no longer passes admission (it stays `failed`); an update replaces it. */
   admitted: AdmittedModule | undefined;
-  readonly mailbox: RingBuffer<Message>;
-  /** `clock.now()` when each mailbox message was accepted, in step with `mailbox`, for the processing time. */
-  readonly arrivals: RingBuffer<number>;
-  /** Bytes of the messages in `mailbox` (message-size.ts). */
-  mailboxBytes = 0;
   readonly budget: CpuBudget;
   readonly origin: AgentOrigin;
   /** The machine's visible state, cached: read on every routed message. */
@@ -125,11 +118,13 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
   private drained: (() => void) | undefined;
   private stopped: Promise<void> | undefined;
   private markStopped: (() => void) | undefined;
+  /** What a move asked by `moveTo` calls when it is over. */
+  private relocated: (() => void) | undefined;
   /** The pool's `onLost` for this agent's instances, made once. */
   private readonly lost = (instance: InstanceHandle): void => this.crash(instance, 'worker_lost');
 
   constructor(env: AgentEnvironment, record: AgentRecord, admitted: AdmittedModule | undefined, origin: AgentOrigin) {
-    super();
+    super(env.mailboxSize, env.mailboxBytesLimit, env.memory);
     this.id = record.agentId;
     this.env = env;
     this.record = record;
@@ -139,8 +134,6 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
     this.registered = origin !== 'deploy';
     this.accepting = this.registered;
     this.heldEvents = this.registered ? undefined : [];
-    this.mailbox = createRingBuffer<Message>(env.mailboxSize);
-    this.arrivals = createRingBuffer<number>(env.mailboxSize);
     const now = env.clock.now();
     this.budget = createCpuBudget(env.cpuQuotaMillicores, now);
     this.lastActiveAt = now;
@@ -249,7 +242,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
    */
   async captureState(): Promise<InstanceSnapshot | undefined> {
     this.accepting = false;
-    for (let i = 0; i <= this.env.mailboxSize && (this.inFlight !== undefined || this.mailbox.length > 0); i++) {
+    for (let i = 0; i <= this.env.mailboxSize && (this.inFlight !== undefined || this.lent || this.mailbox.length > 0); i++) {
       await new Promise<void>((resolve) => (this.drained = resolve));
     }
     const instance = this.instance;
@@ -279,40 +272,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
     this.actor.stop();
     if (this.throttle !== undefined) this.env.clock.clearTimeout(this.throttle);
     this.throttle = undefined;
-    this.mailbox.clear();
-    this.arrivals.clear();
-    this.env.memory.released(this.mailboxBytes);
-    this.mailboxBytes = 0;
-  }
-
-  /**
-   * Why the mailbox cannot take `bytes` more: full by count or by bytes. An
-   * empty mailbox takes any one message the API admitted, so no message is
-   * refused forever.
-   */
-  mailboxRefusal(bytes: number): 'mailbox_full' | null {
-    if (this.mailbox.length >= this.mailbox.capacity) return 'mailbox_full';
-    return this.mailbox.length > 0 && this.mailboxBytes + bytes > this.env.mailboxBytesLimit ? 'mailbox_full' : null;
-  }
-
-  /** Queues a message the router accepted; `now` is its arrival time. */
-  enqueue(message: Message, now: number): void {
-    const bytes = messageBytes(message);
-    this.mailbox.push(message);
-    this.arrivals.push(now);
-    this.mailboxBytes += bytes;
-    this.env.memory.queued(bytes);
-  }
-
-  /** The oldest waiting message, taken out of the mailbox and its bytes out of both budgets. */
-  takeMessage(): Message | undefined {
-    const message = this.mailbox.shift();
-    if (message !== undefined) {
-      const bytes = messageBytes(message);
-      this.mailboxBytes -= bytes;
-      this.env.memory.released(bytes);
-    }
-    return message;
+    this.clearMailbox();
   }
 
   /* LifecyclePort: the work the machine invokes. */
@@ -320,7 +280,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
   async instantiate(snapshot: InstanceSnapshot | undefined, signal: AbortSignal): Promise<InstanceHandle> {
     const { pool, agentLog } = this.env;
     if (this.admitted === undefined) throw new Error(`agent ${this.id} has no admitted module`);
-    const options = { label: this.id, memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
+    const options = { label: this.id, names: [this.id, this.record.name], memoryLimitBytes: this.memoryLimitBytes, onLost: this.lost };
     const state = snapshot ?? this.pendingRestore;
     this.pendingRestore = undefined;
     const placement = await pool.instantiate(this.admitted, state === undefined ? options : { ...options, snapshot: state });
@@ -353,9 +313,25 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
     return runUpgrade(this, this.lost, instance, snapshot, signal);
   }
 
-  /** Resolves once no message of the agent is in flight. */
+  relocate(instance: InstanceHandle, workerId: number, signal: AbortSignal): Promise<InstanceHandle> {
+    const done = this.relocated;
+    this.relocated = undefined;
+    return relocate(this, this.env.pool, this.lost, instance, workerId, signal).finally(done);
+  }
+
+  /** Asks the machine to move the agent to executor worker `workerId`; `done` once the move is over, or at once when the machine ignores it. */
+  moveTo(workerId: number, done: () => void): void {
+    this.relocated = done;
+    this.actor.send({ type: 'relocate', workerId });
+    if (this.relocated !== undefined) {
+      this.relocated = undefined;
+      done();
+    }
+  }
+
+  /** Resolves once no message of the agent is in flight, nor a batch holds it lent. */
   async inFlightDone(): Promise<void> {
-    if (this.inFlight !== undefined) await new Promise<void>((resolve) => (this.drained = resolve));
+    while (this.inFlight !== undefined || this.lent) await new Promise<void>((resolve) => (this.drained = resolve));
   }
 
   release(instance: InstanceHandle): void {
@@ -364,7 +340,7 @@ export class AgentRuntime extends DispatchState implements Schedulable, Lifecycl
 
   idleLeftMs(): number {
     const { idleTimeoutMs, clock } = this.env;
-    if (this.inFlight !== undefined || this.mailbox.length > 0) return idleTimeoutMs;
+    if (this.inFlight !== undefined || this.lent || this.mailbox.length > 0) return idleTimeoutMs;
     return idleTimeoutMs - (clock.now() - this.lastActiveAt);
   }
 

@@ -29,6 +29,7 @@ export function agentSettingsFrom(runtime: Config['runtime']): AgentSettings {
     cpuQuotaMillicores: runtime.cpu_quota_per_agent,
     maxMemoryBytes: maxAgentMemoryBytes(runtime),
     maxConcurrentExecutions: runtime.max_concurrent_executions,
+    localDeliveryHops: runtime.local_delivery_hops,
     maxRestarts: runtime.restart_max_restarts,
     restartPeriodMs: runtime.restart_period,
     rollbackWindow: runtime.update_rollback_window,

@@ -6,7 +6,7 @@
 import type { Span } from '@opentelemetry/api';
 import type { TimerHandle } from '../../supervisors/index.js';
 import type { Message } from '../bus/message.js';
-import type { ExecutionResult, InstanceHandle } from '../sandbox/types.js';
+import type { Borrower, ExecutionResult, InstanceHandle } from '../sandbox/types.js';
 
 export class DispatchState {
   /** The message being handled; one at a time. */
@@ -29,4 +29,12 @@ export class DispatchState {
   throttledMs = 0;
   /** `clock.now()` of the last dispatch or result, for the idle timer. */
   lastActiveAt = 0;
+  /** Lent to a batch for worker-local delivery (agent-lender.ts): busy until the batch is back. */
+  lent = false;
+  /** The instance it was lent on. */
+  lentOn: InstanceHandle | undefined = undefined;
+  /** What the pool calls for its hops and at the loan's end, made once. */
+  borrower: Borrower | undefined = undefined;
+  /** The id of the agent it last sent a message to: a batch borrows the agents its agents talk to. */
+  lastPeer: string | undefined = undefined;
 }

@@ -30,6 +30,12 @@
  *   a `failure` to its sender, and so does one its sender or receiver lacks
  *   the permission for (`checkSend`); a sender refused too often is
  *   quarantined (DESIGN.md section 9).
+ * - **Worker-local delivery.** A batch borrows idle agents of its worker
+ *   (agent-lender.ts); messages between them run there as hops
+ *   (sandbox/worker-local.ts), and each comes back in its sender's result:
+ *   `replayHop` does for it what routing and `dispatch` do, in order, and the
+ *   hop's own result settles as any. Agents that talk across workers are
+ *   moved together (co-location.ts).
  * - **Traces.** An execution continues the trace of the message it handles
  *   and the messages it sends continue it (message-trace.ts); spans are made
  *   only when that trace is recorded.
@@ -40,11 +46,13 @@ import type { MessageBus } from '../bus/bus.js';
 import { completeMessage, type FailureReason, type Message } from '../bus/message.js';
 import type { IdGenerator } from '../bus/message-id.js';
 import type { Clock } from '../../supervisors/index.js';
-import { encodeIncoming, parseOutput } from '../sandbox/abi.js';
+import { encodeIncoming, parseOutputAround } from '../sandbox/abi.js';
 import type { ExecutionFailure, ExecutionResult, ExecutorPool, InstanceHandle } from '../sandbox/types.js';
 import type { AgentLogLimiter } from '../telemetry/agent-log-limiter.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { Metrics } from '../telemetry/metrics.js';
+import { createAgentLender } from './agent-lender.js';
+import { createCoLocation } from './co-location.js';
 import type { MessageTrace } from './message-trace.js';
 import type { MetricTally } from './metric-tally.js';
 import type { AgentRuntime } from './agent-runtime.js';
@@ -69,6 +77,16 @@ export interface DispatcherOptions {
   route(message: Message, published?: boolean): RouteOutcome;
   /** Whether an agent may send `message` (its capabilities and the receiver's); everything may when unset. */
   checkSend?(agent: AgentRuntime, message: Message): SendCheck;
+  /** Worker-local delivery (agent-lender.ts); off when unset or its hops are 0. */
+  local?: LocalDeliveryOptions;
+}
+
+export interface LocalDeliveryOptions {
+  /** `runtime.local_delivery_hops`. */
+  hops: number;
+  traced(): boolean;
+  agentOf(id: string): AgentRuntime | undefined;
+  mayLend(agent: AgentRuntime): boolean;
 }
 
 /** A send refused for the permission `agentId` (the sender or the receiver) lacks; `quarantine` when the refusals say the sender is to be quarantined. */
@@ -88,6 +106,8 @@ export interface DispatcherStats {
   throttled: number;
   /** Execution time of all agents, ns. */
   cpuNs: number;
+  /** Agents moved to the worker of an agent they talk to (co-location.ts). */
+  moves: number;
 }
 
 export interface Dispatcher {
@@ -102,7 +122,7 @@ export interface Dispatcher {
 const isRefusal = (failure: ExecutionFailure): boolean => failure === 'overloaded' || failure === 'closed';
 
 export function createDispatcher(options: DispatcherOptions): Dispatcher {
-  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route, checkSend, newId } = options;
+  const { pool, bus, clock, log, metrics, tally, agentLog, messageTrace, maxInFlight, route, checkSend, newId, local } = options;
   /** A reading of the clock as a span time (epoch milliseconds); only the real clock has one (supervisors/clock.ts). */
   const origin = clock.timeOrigin;
   const spanTime = (now: number): number | undefined => (origin === undefined ? undefined : origin + now);
@@ -115,7 +135,7 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
 
   /** Whether the agent can take its next message now; on the way, wakes it or starts waiting out its quota. */
   function runnable(agent: AgentRuntime): agent is AgentRuntime & { instance: InstanceHandle } {
-    if (agent.inFlight !== undefined || agent.throttle !== undefined || agent.mailbox.length === 0) return false;
+    if (agent.inFlight !== undefined || agent.lent || agent.throttle !== undefined || agent.mailbox.length === 0) return false;
     if (agent.instance === undefined) {
       // Starting, restarting and stopping agents are called again when that changes.
       if (agent.state === 'hibernated') agent.wake();
@@ -165,13 +185,14 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     // One callback per agent, made at its first dispatch, rather than a closure per message. It runs outside any
     // trace: the context active now is that of whatever made the agent ready, and would pass on from result to
     // dispatch to result; each step that belongs to a trace names it (message-trace.ts).
-    agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result));
     agent.inFlightSpan = messageTrace.startExecution(agent.id, message, spanTime(now));
-    pool.execute(instance, encodeIncoming(message), agent.settled);
+    pool.execute(instance, encodeIncoming(message), settledOf(agent));
   }
 
   function settle(agent: AgentRuntime, result: ExecutionResult): void {
-    const message = agent.inFlight!;
+    const message = agent.inFlight;
+    // A hop whose message was not replayed: its sender's result never reached this thread (a worker lost with it).
+    if (message === undefined) return;
     const instance = agent.inFlightOn!;
     const span = agent.inFlightSpan;
     const refused = !result.ok && isRefusal(result.failure);
@@ -208,20 +229,25 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       const reason = `${result.failure}: ${describeError(result.message)}`;
       context.with(messageTrace.executionContext(message, span), () => agent.crash(instance, reason));
     } else if (agent.held !== instance) {
-      // Cut by a kill, or lost with its worker while the result was on its way.
+      // Cut by a kill, or lost with its worker while the result was on its way. What its worker delivered was handled all the same.
       undeliverable(message, 'execution_crashed', 'the agent was stopped before its execution finished');
+      for (const [, json] of result.local ?? []) {
+        agent.messagesSent += 1;
+        counters.messagesSent += 1;
+        replayHop(agent, JSON.parse(json) as Message);
+      }
     } else {
       agent.setMemory(result.memoryBytes);
       if (agent.canary !== undefined) canaryHandled(agent, clock);
-      if (result.stdout.length > 0) output(agent, message, span, result.stdout);
+      if (result.stdout.length > 0) output(agent, message, span, result.stdout, result.local);
     }
     agent.executionSettled();
     ready(agent);
     drain();
   }
 
-  function output(agent: AgentRuntime, incoming: Message, span: Span | undefined, lines: string[]): void {
-    const { messages, errors } = parseOutput(lines, incoming, agent.id);
+  function output(agent: AgentRuntime, incoming: Message, span: Span | undefined, lines: string[], delivered: ExecutionResult['local']): void {
+    const { messages, errors } = parseOutputAround(lines, delivered, incoming, agent.id);
     if (errors.length > 0) {
       counters.outputLineErrors += errors.length;
       const fields = { agent_id: agent.id, errors: errors.length, first: errors[0] };
@@ -229,9 +255,13 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
     let quarantine = false;
     for (const draft of messages) {
-      const message = completeMessage(draft, { newId });
       agent.messagesSent += 1;
       counters.messagesSent += 1;
+      if (typeof draft === 'string') {
+        replayHop(agent, JSON.parse(draft) as Message);
+        continue;
+      }
+      const message = completeMessage(draft, { newId });
       const check = checkSend?.(agent, message);
       if (check !== undefined && !check.allowed) {
         quarantine ||= check.quarantine;
@@ -240,12 +270,44 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
       }
       const outcome = messageTrace.sendFromAgent(message, incoming, span, route);
       if (!outcome.ok) undeliverable(message, outcome.reason, outcome.detail);
+      else if (coLocation !== undefined) talked(agent, message.receiver);
     }
     if (quarantine) {
       log.warn({ agent_id: agent.id, reason: 'quarantined' }, 'agent quarantined: its sends kept being refused');
       agent.quarantine();
     }
   }
+
+  function talked(sender: AgentRuntime, receiver: string): void {
+    sender.lastPeer = receiver;
+    const peer = local!.agentOf(receiver);
+    if (peer !== undefined) coLocation!.talked(sender, peer);
+  }
+
+  /**
+   * A message the worker delivered to a borrowed agent (agent-lender.ts): what routing and
+   * dispatch would have done on this thread, in the same order; its result comes as the hop's.
+   */
+  function replayHop(sender: AgentRuntime, message: Message): void {
+    sender.lastPeer = message.receiver;
+    bus.publishMessage('sent', message);
+    const agent = local!.agentOf(message.receiver)!;
+    const now = clock.now();
+    agent.inFlight = message;
+    agent.inFlightSince = now;
+    agent.inFlightOn = agent.lentOn;
+    agent.messagesReceived += 1;
+    tally.received(message.message_type);
+    agent.lastActiveAt = now;
+    inFlight += 1;
+    counters.messagesDelivered += 1;
+    bus.publishMessage('delivered', message);
+    agent.inFlightSpan = messageTrace.startExecution(agent.id, message, spanTime(now));
+  }
+
+  /** Binds `settle` to the agent, outside any trace (see `dispatch`). */
+  const settledOf = (agent: AgentRuntime): ((result: ExecutionResult) => void) =>
+    (agent.settled ??= context.bind(ROOT_CONTEXT, (result: ExecutionResult) => settle(agent, result)));
 
   function undeliverable(message: Message, reason: FailureReason, detail?: string): void {
     metrics.messageErrors.inc({ message_type: message.message_type });
@@ -264,9 +326,20 @@ export function createDispatcher(options: DispatcherOptions): Dispatcher {
     }
   }
 
+  const coLocation = local !== undefined && local.hops > 0 ? createCoLocation(pool, clock) : undefined;
+  if (coLocation !== undefined) {
+    const returned = (agent: AgentRuntime): void => {
+      agent.lent = false;
+      agent.lentOn = undefined;
+      agent.executionSettled();
+      ready(agent);
+    };
+    pool.lendWith(createAgentLender({ ...local!, clock, settled: settledOf, returned }));
+  }
+
   return {
     ready,
     undeliverable,
-    stats: () => ({ ...counters, inFlight, backlog: backlog.length, failures: { ...failures } }),
+    stats: () => ({ ...counters, inFlight, backlog: backlog.length, failures: { ...failures }, moves: coLocation?.moves ?? 0 }),
   };
 }

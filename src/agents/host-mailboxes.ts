@@ -8,7 +8,7 @@ import { context } from '@opentelemetry/api';
 import type { Clock } from '../../supervisors/index.js';
 import { PLATFORM_SENDER, type Message } from '../bus/message.js';
 import { messageBytes } from '../bus/message-size.js';
-import type { SendPolicy } from '../security/send-policy.js';
+import { agentHolds, MESSAGE_RECEIVE, MESSAGE_SEND, type SendPolicy } from '../security/send-policy.js';
 import type { AgentRuntime } from './agent-runtime.js';
 import type { SendCheck } from './dispatcher.js';
 import type { MemoryGuard } from './memory-guard.js';
@@ -29,6 +29,8 @@ export interface HostMailboxesOptions {
 export interface HostMailboxes extends Mailboxes {
   /** A receiver may be named by its id or its name. */
   byIdOrName(receiver: string): AgentRuntime | undefined;
+  /** Whether the agent may send and take messages inside a worker's batch: it holds both message capabilities, and memory is not short. */
+  mayLend(agent: AgentRuntime): boolean;
 }
 
 const ALLOWED: SendCheck = { allowed: true };
@@ -40,6 +42,10 @@ export function createHostMailboxes(options: HostMailboxesOptions): HostMailboxe
   let lastLooked: AgentRuntime | undefined;
   return {
     byIdOrName,
+    mayLend: (agent) => {
+      const capabilities = agent.record.capabilities;
+      return agentHolds(capabilities, MESSAGE_SEND) && agentHolds(capabilities, MESSAGE_RECEIVE) && memory.admit(0) === null;
+    },
     refusal(message) {
       const agent = byIdOrName(message.receiver);
       lastLooked = agent;

@@ -25,6 +25,12 @@ export const CONFIG_SCHEMA = {
   runtime: {
     max_agents: int(10_000, 'Agents one instance hosts; deploys past it fail with RESOURCE_EXHAUSTED.', 1),
     max_concurrent_executions: int(1_000, 'Executions queued or running across the executor pool at once.', 1),
+    local_delivery_hops: int(
+      256,
+      'Messages between agents hosted by the same executor worker that one batch of executions may deliver inside that worker, without a round trip to the main thread (worker-local delivery). They are counted, kept in history, published to subscribers and checked as any other; messages of sampled traces always take the main thread. 0 turns it off.',
+      0,
+      65_536,
+    ),
     executor_workers: int(0, 'Worker threads hosting agent instances; 0 means one per core.', 0, 256),
     isolated_workers: int(1, 'Worker threads of the isolated lane, which hosts runaway agents (fuel or execution_slice used up, a timeout overrun) apart from the others; 0 keeps them on the shared workers and turns execution_slice off.', 0, 64),
     execution_slice: duration('50ms', 'Time one execution may take on the shared workers, as fuel at the slowest measured rate (1.5 million units a millisecond, so optimized code gets through it in about a third of that); an agent past it is cut, restarted on the isolated lane and given its whole fuel_per_execution there. 0 gives the shared workers the whole fuel.'),

@@ -185,3 +185,34 @@ export function parseOutput(lines: readonly string[], incoming: IncomingMessage,
   }
   return { messages, errors };
 }
+
+/**
+ * `parseOutput` for an execution some of whose lines were delivered inside
+ * its worker (worker-local.ts): those lines come back as the message their
+ * worker delivered (`delivered`, [line, JSON]), in their places among the others.
+ */
+export function parseOutputAround(
+  lines: readonly string[],
+  delivered: ReadonlyArray<readonly [number, string]> | undefined,
+  incoming: IncomingMessage,
+  agentId: string,
+): { messages: Array<OutgoingMessage | string>; errors: OutputLineError[] } {
+  if (delivered === undefined) return parseOutput(lines, incoming, agentId);
+  const messages: Array<OutgoingMessage | string> = [];
+  const errors: OutputLineError[] = [];
+  let next = 0;
+  for (let line = 0; line < lines.length; line++) {
+    const hop = delivered[next];
+    if (hop !== undefined && hop[0] === line) {
+      messages.push(hop[1]);
+      next += 1;
+      continue;
+    }
+    const text = lines[line]!;
+    if (text.trim() === '') continue;
+    const parsed = parseLine(text, incoming, agentId);
+    if ('reason' in parsed) errors.push({ line, ...parsed });
+    else messages.push(parsed);
+  }
+  return { messages, errors };
+}

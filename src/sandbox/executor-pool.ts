@@ -22,6 +22,7 @@
  *   After any other failure the instance is gone (its state may be
  *   half-updated); its owner instantiates it again.
  * - `snapshot`, `release`, `memoryBytes`, `totalMemoryBytes`, `stats`, `close`, `on('workerLost')`.
+ * - `lendWith(lender)` turns on worker-local delivery (pool-loans.ts, worker-local.ts).
  *
  * Concurrency: a worker runs one call at a time, so at most `workers` run at
  * once; `maxPendingExecutions` bounds those queued or running.
@@ -40,12 +41,14 @@ import { createLanes } from './lanes.js';
 import { createMemoryLedger } from './memory-ledger.js';
 import { INSTANTIATE_ERRORS, LOSS_MESSAGES, emptyResult, type Loss } from './pool-failures.js';
 import { createModuleCache } from './module-cache.js';
+import { createPoolLoans } from './pool-loans.js';
 import { createProbation } from './probation.js';
 import type { Lane, WorkerSlot } from './placement.js';
 import { PooledInstance, pooled } from './pool-instance.js';
+import { poolStats, type PoolCounters } from './pool-stats.js';
 import type { AdmittedModule, ExecutionFailure, ExecutionResult, ExecutorPool, ExecutorPoolOptions, InstanceHandle, InstanceSnapshot, Placement, WorkerLostEvent } from './types.js';
 import { createWatchdog, type Overrun } from './watchdog.js';
-import { createWorkerBatches, type Call, type ExecuteCall, type InstantiateCall } from './worker-batches.js';
+import { createWorkerBatches, endLoan, type Call, type ExecuteCall, type InstantiateCall } from './worker-batches.js';
 import { MAX_BATCHES_IN_FLIGHT, WASM_PAGE_BYTES, type BatchMessage, type InstantiateRequest, type WorkerResult } from './worker-protocol.js';
 
 export type { ExecutorPool, ExecutorPoolOptions, ExecutorPoolStats, InstanceHandle, InstantiateOptions, Placement, WorkerLostEvent } from './types.js';
@@ -54,6 +57,8 @@ export const DEFAULT_MAX_BATCH_SIZE = 256;
 /** An instantiation whose memory is reserved (or waits to be), to be placed on a worker. */
 interface PlacementRequest {
   label: string;
+  names: string[];
+  workerId: number | undefined;
   admitted: AdmittedModule;
   snapshot: InstanceSnapshot | null;
   /** Run `_upgrade` after restoring `snapshot`. */
@@ -76,7 +81,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   const ledger = createMemoryLedger(options.wasmMemoryLimitBytes, (workerCount + isolatedCount) * MAX_BATCHES_IN_FLIGHT);
   const listeners = new Set<(event: WorkerLostEvent) => void>();
   const failures: Partial<Record<ExecutionFailure, number>> = {};
-  const counters = { modulesSent: 0, executions: 0, instantiations: 0, instantiateNs: 0, workersLost: 0 };
+  const counters: PoolCounters = { modulesSent: 0, executions: 0, instantiations: 0, instantiateNs: 0, workersLost: 0, localHops: 0 };
   let pendingExecutions = 0;
   let nextIndex = 0;
   let closed = false;
@@ -104,6 +109,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   const isolatedThreads = laneThreads(options.fuelPerExecution, 0);
   const threadsOf = (slot: WorkerSlot): ThreadSet => (slot.lane === 'shared' ? sharedThreads : isolatedThreads);
   const probation = sliced ? createProbation() : undefined;
+  const loans = createPoolLoans(probation);
 
   // Settled once every worker place has a thread that started, or is broken (its thread died before starting).
   let markStarted: () => void = () => undefined;
@@ -123,15 +129,10 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   function createSlot(id: number, lane: Lane): WorkerSlot {
     const thread = (lane === 'shared' ? sharedThreads : isolatedThreads).spawn(id);
     watchdog.watch(id, thread.slot);
-    const slot: WorkerSlot = {
-      id,
-      lane,
-      thread,
-      broken: false,
-      instances: new Set(),
-      modules: createModuleCache(),
-      batches: createWorkerBatches({ maxBatchSize, ledger, post: (message, transfer) => postTo(slot, message, transfer), executed, answered }),
-    };
+    const post = (message: BatchMessage, transfer: ArrayBuffer[]): void => postTo(slot, message, transfer);
+    const lend = (items: readonly Call[]) => (closed ? undefined : loans.lend(slot, items));
+    const batches = createWorkerBatches({ maxBatchSize, ledger, post, executed, answered, lend, hopped });
+    const slot: WorkerSlot = { id, lane, thread, broken: false, instances: new Set(), modules: createModuleCache(), batches };
     return slot;
   }
   const lanes = createLanes({ shared: workerCount, isolated: isolatedCount, createSlot });
@@ -143,6 +144,11 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
   }
 
   const idleWatchdog = (): void => void (slots.every((slot) => slot.batches.inFlight() === 0) && watchdog.stop());
+
+  function hopped(): void {
+    pendingExecutions += 1;
+    counters.localHops += 1;
+  }
 
   const count = (failure: ExecutionFailure): void => void (failures[failure] = (failures[failure] ?? 0) + 1);
 
@@ -238,7 +244,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     const overranCall = overrun === null ? undefined : slot.batches.unanswered(overrun.batch, overrun.index);
     const overran = overranCall?.owner;
     const hosted = [...slot.instances];
-    const { calls, grants } = slot.batches.drain();
+    const { calls, grants, loans: lent } = slot.batches.drain();
     calls.push(...(probation?.drain(slot.id) ?? []));
     idleWatchdog();
     watchdog.unwatch(slot.id);
@@ -257,6 +263,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       ledger.set(instance, 0);
     }
     for (const call of calls) lose(call, call === overranCall ? 'timeout' : 'worker_lost');
+    for (const loan of lent) endLoan(loan);
     const lost = hosted.filter((instance) => instance !== overran && instance.ready);
     for (const instance of lost) instance.onLost?.(instance);
     const event: WorkerLostEvent = { workerId: slot.id, overran: overran?.label ?? null, lost: lost.map((instance) => instance.label) };
@@ -267,9 +274,9 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     new SvcError('RESOURCE_EXHAUSTED', 'wasm memory limit of the executor pool reached', { agent_id: label, reason: 'memory_limit' });
   const noWorker = (): SvcError => new SvcError('UNAVAILABLE', 'no executor worker could start', { last_error: sharedThreads.lastError() ?? isolatedThreads.lastError() ?? '' });
 
-  /** Puts an instantiation whose memory is reserved on the worker of its lane with the fewest instances. */
+  /** Puts an instantiation whose memory is reserved on the worker asked for, or that of its lane with the fewest instances. */
   function place(request: PlacementRequest): void {
-    const slot = lanes.pick(request.label);
+    const slot = lanes.pick(request.label, request.workerId);
     if (slot === undefined) {
       ledger.set({ memoryBytes: request.reserveBytes }, 0);
       return request.reject(noWorker());
@@ -291,6 +298,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       memoryLimitPages: limitPages,
       snapshot: request.snapshot,
       upgrade: request.upgrade ? admitted.info.dataSegments : null,
+      names: request.names,
     };
     enqueue(slot, { op: 'instantiate', req, owner: instance, resolve: request.resolve, reject: request.reject });
   }
@@ -314,7 +322,7 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       }
       if (lanes.pick(label) === undefined) return Promise.reject(noWorker());
       return new Promise<Placement>((resolve, reject) => {
-        const request: PlacementRequest = { label, admitted, snapshot: opts.snapshot ?? null, upgrade: opts.upgrade === true, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
+        const request: PlacementRequest = { label, names: opts.names ?? [label], workerId: opts.workerId, admitted, snapshot: opts.snapshot ?? null, upgrade: opts.upgrade === true, limitPages, reserveBytes, onLost: opts.onLost, resolve, reject };
         const reservation = ledger.reserve(reserveBytes, (reserved) => {
           // Gone from `waiting` when the pool closed meanwhile (and rejected it).
           if (!waiting.delete(request)) return;
@@ -357,25 +365,15 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
     memoryBytes: (handle) => pooled(handle).memoryBytes,
     totalMemoryBytes: () => ledger.committedBytes(),
 
-    stats: () => ({
-      workers: slots.length,
-      startedWorkers: slots.filter((slot) => slot.thread.ready).length,
-      spareWorkers: sharedThreads.spareCount() + isolatedThreads.spareCount(),
-      runaways: lanes.runaways(),
-      instances: slots.reduce((n, slot) => n + slot.instances.size, 0),
-      waitingInstantiations: waiting.size,
-      pendingCalls: slots.reduce((n, slot) => n + slot.batches.pending(), 0),
-      batches: slots.reduce((n, slot) => n + slot.batches.posted, 0),
-      modulesSent: counters.modulesSent,
-      executions: counters.executions,
-      failures: { ...failures },
-      workersLost: counters.workersLost,
-      lastRespawnMs: sharedThreads.lastRespawnMs() ?? isolatedThreads.lastRespawnMs(),
-      lastSpawnMs: sharedThreads.lastSpawnMs() ?? isolatedThreads.lastSpawnMs(),
-      meanInstantiateNs: counters.instantiations === 0 ? 0 : counters.instantiateNs / counters.instantiations,
-      totalMemoryBytes: ledger.committedBytes(),
-      memoryLimitBytes: ledger.limitBytes,
-    }),
+    stats: () => poolStats({ lanes, shared: sharedThreads, isolated: isolatedThreads, ledger, waiting: waiting.size, counters, failures }),
+
+    lendWith: (lender) => loans.lendWith(lender),
+
+    placementOf(handle) {
+      const instance = pooled(handle);
+      const slot = slots[instance.workerId]!;
+      return instance.live ? { workerId: slot.id, shared: slot.lane === 'shared', instances: slot.instances.size } : undefined;
+    },
 
     on(_event, listener) {
       listeners.add(listener);
@@ -391,8 +389,10 @@ export function createExecutorPool(options: ExecutorPoolOptions): ExecutorPool {
       const unplaced = [...waiting];
       waiting.clear();
       for (const request of unplaced) request.reject(new SvcError('UNAVAILABLE', 'executor pool is closed', { agent_id: request.label }));
-      const calls = slots.flatMap((slot) => [...slot.batches.drain().calls, ...(probation?.drain(slot.id) ?? [])]);
+      const drained = slots.map((slot) => slot.batches.drain());
+      const calls = drained.flatMap(({ calls: inFlight }, id) => [...inFlight, ...(probation?.drain(id) ?? [])]);
       for (const call of calls) lose(call, 'worker_lost');
+      for (const { loans: lent } of drained) lent.forEach(endLoan);
       await Promise.all([sharedThreads.close(), isolatedThreads.close()]);
     },
   };

@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { createFdTable, createWasiShim, type FdTable, type WasiOutput } from './wasi.js';
 import { restoreSnapshot, takeSnapshot } from './snapshot.js';
+import { createLocalDelivery } from './worker-local.js';
 import { slotWriter, type SlotKind } from './watchdog.js';
 import {
   AnswerWriter,
@@ -51,6 +52,8 @@ const shim = createWasiShim(init.outputLimits);
 const slot = slotWriter(init.slot);
 const modules = new Map<string, WebAssembly.Module>();
 const instances = new Map<number, Instance>();
+const local = createLocalDelivery();
+const alive = (agent: number): boolean => instances.has(agent);
 /** Pages all instances may still grow by in the current batch (the pool's grant). */
 let growthLeft = 0;
 
@@ -152,6 +155,7 @@ function instantiate(req: InstantiateRequest, item: Item): InstantiateResult {
   }
   growthLeft -= pages(inst.memory) - bound.baseline;
   instances.set(req.agent, inst);
+  local.name(req.agent, req.names);
   return { op: 'instantiate', ok: true, memoryBytes: inst.memory.buffer.byteLength, log: wasi.stderr, durationNs: run.durationNs };
 }
 
@@ -171,17 +175,21 @@ function runOther(req: WorkerRequest, item: Item, transfer: ArrayBuffer[]): Work
       return snapshot(req.agent, transfer);
     case 'release':
       instances.delete(req.agent);
+      local.forget(req.agent);
       if (req.dropModule !== null) modules.delete(req.dropModule);
       return { op: 'release' };
   }
 }
 
-function execute(answers: AnswerWriter, item: Item, input: Uint8Array): void {
+const NO_OUTPUT: string[] = [];
+
+/** Runs one execution and answers it; returns its stdout lines. */
+function execute(answers: AnswerWriter, item: Item, input: Uint8Array): string[] {
   const inst = instances.get(item.agent);
   if (inst === undefined) {
     answers.execution(item.index, { fuelUsed: 0n, durationNs: 0, stdout: [], stderr: [] });
     answers.outcome(item.index, { failure: 'not_instantiated', message: 'agent has no instance (crashed, released or lost)' });
-    return;
+    return NO_OUTPUT;
   }
   const before = pages(inst.memory);
   inst.fuel.value = init.executionFuel;
@@ -194,10 +202,14 @@ function execute(answers: AnswerWriter, item: Item, input: Uint8Array): void {
   growthLeft -= after - before;
   answers.execution(item.index, { fuelUsed: init.executionFuel - fuelLeft, durationNs: run.durationNs, stdout: wasi.stdout, stderr: wasi.stderr });
   const failed = classify(run.threw, run.error, wasi, fuelLeft);
-  if (failed === null) return answers.outcome(item.index, { memoryBytes: after * WASM_PAGE_BYTES });
+  if (failed === null) {
+    answers.outcome(item.index, { memoryBytes: after * WASM_PAGE_BYTES });
+    return wasi.stdout;
+  }
   // The agent stopped mid-way: its state may be inconsistent, so the instance is gone (its supervisor restarts it).
   instances.delete(item.agent);
   answers.outcome(item.index, failed);
+  return NO_OUTPUT;
 }
 
 function post(answers: AnswerWriter, to: number, done: boolean): void {
@@ -205,30 +217,52 @@ function post(answers: AnswerWriter, to: number, done: boolean): void {
   port.postMessage(message, transfer);
 }
 
+/** The instances of a batch's execution items, in order. */
+function* executionAgents(msg: BatchMessage): Generator<number> {
+  let nextOther = 0;
+  for (let i = 0; i < msg.count; i++) {
+    if (msg.others[nextOther]?.[0] === i) nextOther += 1;
+    else yield msg.executions[i * EXECUTION_CELLS]!;
+  }
+}
+
+/** Runs a batch's items in order, then the hops they led to (worker-local.ts), answering as it goes. */
 function runBatch(msg: BatchMessage): void {
   growthLeft = msg.growthPages;
-  const answers = new AnswerWriter(msg.batch, msg.count);
+  const hopsAllowed = msg.loan?.hops ?? 0;
+  const answers = new AnswerWriter(msg.batch, msg.count + hopsAllowed);
+  local.begin(msg.loan, executionAgents(msg));
   const item: Item = { batch: msg.batch, index: 0, agent: 0 };
   let nextOther = 0;
   let lastPost = performance.now();
-  for (let i = 0; i < msg.count; i++) {
+  let end = msg.count;
+  for (let i = 0; i < end; i++) {
     item.index = i;
     const other = msg.others[nextOther];
-    if (other !== undefined && other[0] === i) {
+    if (i < msg.count && other !== undefined && other[0] === i) {
       nextOther += 1;
       item.agent = other[1].agent;
       answers.other(i, runOther(other[1], item, answers.transfer));
-    } else {
+    } else if (i < msg.count) {
       const at = i * EXECUTION_CELLS;
       item.agent = msg.executions[at]!;
-      execute(answers, item, msg.inputs.subarray(msg.executions[at + 1], msg.executions[at + 2]));
+      const input = msg.inputs.subarray(msg.executions[at + 1], msg.executions[at + 2]);
+      const stdout = execute(answers, item, input);
+      if (msg.loan !== null) answers.sent(local.route(i, item.agent, input, stdout, alive));
+    } else {
+      const hop = local.nextHop()!;
+      item.agent = hop.agent;
+      const stdout = execute(answers, item, hop.input);
+      local.ran(hop.agent, !alive(hop.agent));
+      answers.sent(local.route(i, hop.agent, hop.message, stdout, alive));
     }
-    if (i < msg.count - 1 && performance.now() - lastPost > RESULT_FLUSH_MS) {
+    if (msg.loan !== null) end = msg.count + answers.hops;
+    if (i < end - 1 && performance.now() - lastPost > RESULT_FLUSH_MS) {
       post(answers, i + 1, false);
       lastPost = performance.now();
     }
   }
-  post(answers, msg.count, true);
+  post(answers, end, true);
 }
 
 port.on('message', (msg: BatchMessage) => runBatch(msg));

@@ -25,8 +25,11 @@ export interface LanesOptions {
 export interface Lanes {
   /** Every worker place, indexed by its id: the shared lane's first. */
   readonly slots: WorkerSlot[];
-  /** Where an instance of `label` goes: undefined when no worker of its lane (or the shared one) works. */
-  pick(label: string): WorkerSlot | undefined;
+  /**
+   * Where an instance of `label` goes: shared worker `near` when asked and it works (and `label` is no runaway),
+   * else the least loaded of its lane (or the shared one); undefined when none works.
+   */
+  pick(label: string, near?: number): WorkerSlot | undefined;
   markRunaway(label: string): void;
   isRunaway(label: string): boolean;
   /** Runaways remembered. */
@@ -51,7 +54,9 @@ export function createLanes(options: LanesOptions): Lanes {
 
   return {
     slots,
-    pick(label) {
+    pick(label, near) {
+      const asked = near === undefined ? undefined : slots[near];
+      if (asked !== undefined && !asked.broken && asked.lane === 'shared' && !runaways.has(label)) return asked;
       if (options.isolated > 0 && runaways.has(label)) return leastLoaded(isolatedLane()) ?? leastLoaded(shared);
       return leastLoaded(shared);
     },

@@ -15,6 +15,8 @@ export interface Probation {
   admit(call: ExecuteCall): boolean;
   /** An answered execution; returns the held call to send next on that worker, if any. */
   answered(call: ExecuteCall, ok: boolean): ExecuteCall | undefined;
+  /** Whether an execution of `instance` finished within the slice. */
+  proven(instance: PooledInstance): boolean;
   /** Takes the calls held for worker `workerId` (it was lost, or the pool closes). */
   drain(workerId: number): ExecuteCall[];
 }
@@ -47,6 +49,8 @@ export function createProbation(): Probation {
       if (next !== undefined) probing.set(workerId, next);
       return next;
     },
+    proven: (instance) => proven.has(instance),
+
     drain(workerId) {
       probing.delete(workerId);
       const calls = held.get(workerId) ?? [];

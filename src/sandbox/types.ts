@@ -117,6 +117,8 @@ export interface ExecutionOutput {
   fuelUsed: bigint;
   durationNs: number;
   memoryBytes: number;
+  /** Lines delivered inside the worker (worker-local delivery), in order: [stdout line, the message as delivered, JSON]. */
+  local?: ReadonlyArray<readonly [line: number, json: string]>;
 }
 
 export type ExecutionResult =
@@ -184,6 +186,43 @@ export interface InstantiateOptions {
    * told by its own call's answer (`timeout`), not here.
    */
   onLost?: (instance: InstanceHandle) => void;
+  /** What messages name the instance by, for worker-local delivery: the agent's id and name. Default: `label`. */
+  names?: string[];
+  /** The shared worker to place it on (beside the agents it talks to); ignored for a runaway or a worker that is gone. */
+  workerId?: number;
+}
+
+/** Where a live instance runs (`ExecutorPool.placementOf`). */
+export interface WorkerPlace {
+  readonly workerId: number;
+  /** On the shared lane (not the isolated one). */
+  readonly shared: boolean;
+  /** Instances that worker hosts. */
+  readonly instances: number;
+}
+
+/**
+ * Worker-local delivery, the main thread's side: as a batch leaves for a
+ * shared worker, the lender says which instances there may send and take
+ * messages inside it (sandbox/worker-local.ts).
+ */
+export interface Lender {
+  /** Hops one batch may append (0 lends nothing), and whether tracing is on. */
+  terms(): { readonly hops: number; readonly traced: boolean };
+  /**
+   * The instances lent to a batch that runs `owners` (each with its label):
+   * among those and the agents they talk to, the ones `eligible` accepts
+   * (hosted by the batch's worker) and whose agents may take part.
+   */
+  borrow(owners: ReadonlyArray<readonly [label: string, instance: InstanceHandle]>, eligible: (instance: InstanceHandle) => boolean): Array<[InstanceHandle, Borrower]>;
+}
+
+/** An instance lent to a batch, as its agent takes part. */
+export interface Borrower {
+  /** The result of a hop it ran; the message is the `local` send of an earlier result. */
+  readonly onResult: (result: ExecutionResult) => void;
+  /** The batch is answered, or lost: the loan is over. */
+  returned(): void;
 }
 
 export interface Placement {
@@ -217,6 +256,8 @@ export interface ExecutorPoolStats {
   /** Compiled modules posted to workers (once per worker and module while instances use it there). */
   modulesSent: number;
   executions: number;
+  /** Executions of messages delivered inside a worker (worker-local delivery), counted in `executions` too. */
+  localHops: number;
   failures: Partial<Record<ExecutionFailure, number>>;
   workersLost: number;
   /** Time from the last worker loss until its replacement was ready (near 0 with a warm spare). */
@@ -247,5 +288,9 @@ export interface ExecutorPool {
   totalMemoryBytes(): number;
   stats(): ExecutorPoolStats;
   on(event: 'workerLost', listener: (event: WorkerLostEvent) => void): () => void;
+  /** Turns worker-local delivery on, with `lender` deciding what takes part. */
+  lendWith(lender: Lender): void;
+  /** Where the instance runs; undefined once it is gone. */
+  placementOf(instance: InstanceHandle): WorkerPlace | undefined;
   close(): Promise<void>;
 }

@@ -21,7 +21,7 @@
 import type { SvcError } from '../errors/svc-error.js';
 import type { MemoryLedger } from './memory-ledger.js';
 import type { PooledInstance } from './pool-instance.js';
-import type { ExecutionResult, InstanceSnapshot, Placement } from './types.js';
+import type { Borrower, ExecutionResult, InstanceSnapshot, Placement } from './types.js';
 import {
   MAX_BATCHES_IN_FLIGHT,
   readAnswers,
@@ -33,12 +33,19 @@ import {
   type ResultsMessage,
   type SnapshotRequest,
   type WorkerResult,
+  type BatchLoan,
 } from './worker-protocol.js';
 
 export type ExecuteCall = ExecutionItem & { owner: PooledInstance; onResult(result: ExecutionResult): void };
 export type InstantiateCall = { op: 'instantiate'; req: InstantiateRequest; owner: PooledInstance; resolve(placement: Placement): void; reject(error: SvcError): void };
 export type SnapshotCall = { op: 'snapshot'; req: SnapshotRequest; owner: PooledInstance; resolve(snapshot: InstanceSnapshot): void; reject(error: SvcError): void };
 export type ReleaseCall = { op: 'release'; req: ReleaseRequest; owner: PooledInstance; resolve(): void };
+
+/** What a batch was lent (pool-loans.ts): the terms the worker reads, the borrowers by instance number. */
+export interface Loan {
+  readonly terms: BatchLoan;
+  readonly borrowers: ReadonlyMap<number, { readonly owner: PooledInstance; readonly borrower: Borrower }>;
+}
 
 /** A call queued for a worker or in flight there; settled from the worker's answer, or by the pool when lost. */
 export type Call = ExecuteCall | InstantiateCall | SnapshotCall | ReleaseCall;
@@ -49,6 +56,8 @@ interface Batch {
   answered: number;
   /** Pages reserved for growth while the batch runs. */
   grant: number;
+  /** Instances lent to it for worker-local delivery (pool-loans.ts). */
+  loan: Loan | undefined;
 }
 
 export interface WorkerBatchesOptions {
@@ -60,6 +69,10 @@ export interface WorkerBatchesOptions {
   executed(call: ExecuteCall, result: ExecutionResult): void;
   /** The answer to any other call. */
   answered(call: Call, result: WorkerResult): void;
+  /** What a batch of `items` is lent as it leaves. */
+  lend(items: readonly Call[]): Loan | undefined;
+  /** A hop the worker appended to a batch: an execution the pool counts as pending from now. */
+  hopped(call: ExecuteCall): void;
 }
 
 export interface WorkerBatches {
@@ -74,19 +87,27 @@ export interface WorkerBatches {
   unanswered(batch: number, index: number): Call | undefined;
   /** Batches posted so far. */
   readonly posted: number;
-  /** Takes every call not answered yet, queued or in flight, and the grants of the batches in flight. */
-  drain(): { calls: Call[]; grants: number[] };
+  /** Takes every call not answered yet, queued or in flight, the grants and the loans of the batches in flight. */
+  drain(): { calls: Call[]; grants: number[]; loans: Loan[] };
 }
 
-function* growers(items: readonly Call[], from: number): Generator<PooledInstance> {
+function* growers(items: readonly Call[], from: number, loan?: Loan): Generator<PooledInstance> {
   for (let i = from; i < items.length; i++) {
     const call = items[i]!;
     if (call.op === 'execute' || call.op === 'instantiate') yield call.owner;
   }
+  if (loan !== undefined) for (const { owner } of loan.borrowers.values()) yield owner;
+}
+
+const NO_INPUT = new Uint8Array(0);
+
+/** Returns a loan's instances to their agents. */
+export function endLoan(loan: Loan | undefined): void {
+  if (loan !== undefined) for (const { borrower } of loan.borrowers.values()) borrower.returned();
 }
 
 export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatches {
-  const { maxBatchSize, ledger, post, executed, answered } = options;
+  const { maxBatchSize, ledger, post, executed, answered, lend, hopped } = options;
   let queue: Call[] = [];
   let batches = new Map<number, Batch>();
   let nextBatch = 0;
@@ -95,11 +116,13 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
 
   function send(): void {
     const items = queue.splice(0, maxBatchSize);
-    const batch: Batch = { items, answered: 0, grant: ledger.grant(ledger.wantedPages(growers(items, 0))) };
+    const loan = lend(items);
+    const batch: Batch = { items, answered: 0, grant: ledger.grant(ledger.wantedPages(growers(items, 0, loan))), loan };
     const number = ++nextBatch;
     batches.set(number, batch);
     posted += 1;
-    const { message, transfer } = writeBatch(number, batch.grant, items.map((call) => (call.op === 'execute' ? call : call.req)));
+    const requests = items.map((call) => (call.op === 'execute' ? call : call.req));
+    const { message, transfer } = writeBatch(number, batch.grant, requests, loan?.terms ?? null);
     post(message, transfer);
   }
 
@@ -110,6 +133,21 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
 
   function flush(): void {
     while (queue.length > 0 && mayPost()) send();
+  }
+
+  /** Appends the hops a results message announces to its batch; returns each item's local sends. */
+  function hops(batch: Batch, loan: Loan, message: ResultsMessage): Map<number, Array<[number, string]>> {
+    const sends = new Map<number, Array<[number, string]>>();
+    for (const [item, line, agent, json] of message.local) {
+      const lent = loan.borrowers.get(agent)!;
+      const call: ExecuteCall = { op: 'execute', agent, input: NO_INPUT, owner: lent.owner, onResult: lent.borrower.onResult };
+      batch.items.push(call);
+      hopped(call);
+      const list = sends.get(item);
+      if (list === undefined) sends.set(item, [[line, json]]);
+      else list.push([line, json]);
+    }
+    return sends;
   }
 
   return {
@@ -127,11 +165,13 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
     results(message) {
       const batch = batches.get(message.batch);
       if (batch === undefined) return;
+      const sends = batch.loan === undefined ? undefined : hops(batch, batch.loan, message);
       readAnswers(
         message,
         (i, result) => {
           const call = batch.items[i];
-          if (call?.op === 'execute') executed(call, result);
+          const local = sends?.get(i);
+          if (call?.op === 'execute') executed(call, local === undefined ? result : { ...result, local });
         },
         (i, result) => answered(batch.items[i]!, result),
       );
@@ -139,6 +179,8 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
       if (batches.get(message.batch) !== batch) return;
       batch.answered = message.from + message.count;
       if (!message.done) {
+        // A lent instance may still run and grow: the grant stays whole until the batch is done.
+        if (batch.loan !== undefined) return;
         // The calls still to run cannot grow by more than their instances' headroom: the rest of the grant is free now.
         const wanted = ledger.wantedPages(growers(batch.items, batch.answered));
         if (wanted < batch.grant) {
@@ -149,6 +191,7 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
       }
       batches.delete(message.batch);
       ledger.release(batch.grant);
+      endLoan(batch.loan);
       // After the reactions to these results have run, so the calls they make (an agent's reply
       // to the next agent) leave together with those already queued, in one batch.
       queueMicrotask(flush);
@@ -176,7 +219,8 @@ export function createWorkerBatches(options: WorkerBatchesOptions): WorkerBatche
       const calls = inFlight.flatMap((batch) => batch.items.slice(batch.answered)).concat(queue);
       queue = [];
       batches = new Map();
-      return { calls, grants: inFlight.map((batch) => batch.grant) };
+      const loans = inFlight.flatMap((batch) => (batch.loan === undefined ? [] : [batch.loan]));
+      return { calls, grants: inFlight.map((batch) => batch.grant), loans };
     },
   };
 }

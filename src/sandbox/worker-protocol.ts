@@ -18,6 +18,9 @@
  */
 import type { ExecutionFailure, ExecutionResult, InstanceSnapshot, OutputLimits } from './types.js';
 
+/** A message delivered in the worker: line `line` of item `item`'s stdout went to instance `agent` as `json`. */
+export type LocalSend = [item: number, line: number, agent: number, json: string];
+
 export const WASM_PAGE_BYTES = 65_536;
 
 /** Two, so under a full load a worker starts the next batch while the main thread settles the last one (worker-batches.ts). */
@@ -50,6 +53,8 @@ export interface InstantiateRequest {
    * data segments (these ranges) over it again, then run `_upgrade`. Null otherwise.
    */
   upgrade: Array<{ offset: number; length: number }> | null;
+  /** What messages name the instance's agent by: its id first, then its name (worker-local.ts). */
+  names: string[];
 }
 
 export interface SnapshotRequest {
@@ -92,6 +97,18 @@ export interface BatchMessage {
   inputs: Uint8Array;
   /** The other items, as [index, request], in index order. */
   others: Array<[number, WorkerRequest]>;
+  /** Instances lent to the batch for worker-local delivery; null: none. */
+  loan: BatchLoan | null;
+}
+
+/** What the main thread lends a batch (worker-local.ts). */
+export interface BatchLoan {
+  /** Instance numbers that may send and take messages inside the batch. */
+  agents: Int32Array;
+  /** Hops the batch may append at most. */
+  hops: number;
+  /** Tracing is on: only messages of unsampled traces stay local. */
+  traced: boolean;
 }
 
 export type InstantiateResult =
@@ -137,6 +154,11 @@ export interface ResultsMessage {
   failures: Array<[number, ExecutionFailure, string]>;
   /** Answers to the other items: [item index, result], in index order. */
   others: Array<[number, WorkerResult]>;
+  /**
+   * Messages delivered in the worker, in order: [item index, stdout line, instance, message JSON].
+   * The nth since the batch began is item `count + n` (a hop), answered later in the same order.
+   */
+  local: LocalSend[];
 }
 
 export interface ReadyMessage {
@@ -147,7 +169,6 @@ export type WorkerMessage = ReadyMessage | ResultsMessage;
 
 /** The worker's side of `ResultsMessage`: fills one batch's answer columns item by item and cuts them into messages. */
 export class AnswerWriter {
-  private readonly count: number;
   private readonly columns: ArrayBuffer;
   private readonly fuelUsed: BigInt64Array;
   private readonly numbers: Float64Array;
@@ -155,15 +176,24 @@ export class AnswerWriter {
   private stderr: string[] = [];
   private failures: ResultsMessage['failures'] = [];
   private others: ResultsMessage['others'] = [];
+  private local: LocalSend[] = [];
+  /** Messages delivered in the worker since the batch began: the hops appended to it. */
+  hops = 0;
   /** Buffers to transfer with the next message (snapshot memories). */
   readonly transfer: ArrayBuffer[] = [];
   private from = 0;
 
-  constructor(private readonly batch: number, count: number) {
-    this.count = count;
-    this.columns = new ArrayBuffer(count * 8 * (1 + ANSWER_CELLS));
-    this.fuelUsed = new BigInt64Array(this.columns, 0, count);
-    this.numbers = new Float64Array(this.columns, count * 8, count * ANSWER_CELLS);
+  /** `capacity`: the batch's items and the hops it may append. */
+  constructor(private readonly batch: number, capacity: number) {
+    this.columns = new ArrayBuffer(capacity * 8 * (1 + ANSWER_CELLS));
+    this.fuelUsed = new BigInt64Array(this.columns, 0, capacity);
+    this.numbers = new Float64Array(this.columns, capacity * 8, capacity * ANSWER_CELLS);
+  }
+
+  /** Messages of the items answered since the last `take` that went to hops. */
+  sent(sends: readonly LocalSend[]): void {
+    for (const send of sends) this.local.push(send);
+    this.hops += sends.length;
   }
 
   execution(index: number, run: { fuelUsed: bigint; durationNs: number; stdout: string[]; stderr: string[] }): void {
@@ -194,8 +224,8 @@ export class AnswerWriter {
   /** The message answering items [from, to); the next one starts at `to`. */
   take(to: number, done: boolean): { message: ResultsMessage; transfer: ArrayBuffer[] } {
     const n = to - this.from;
-    // A batch answered in one message sends its columns as they are; parts of a longer one are copied out.
-    const whole = this.from === 0 && to === this.count;
+    // A batch answered in one message sends its columns as they are (the reader reads `n` items of them); parts of a longer one are copied out.
+    const whole = this.from === 0 && done;
     const columns = whole ? this.columns : new ArrayBuffer(n * 8 * (1 + ANSWER_CELLS));
     const fuelUsed = whole ? this.fuelUsed : new BigInt64Array(columns, 0, n);
     const numbers = whole ? this.numbers : new Float64Array(columns, n * 8, n * ANSWER_CELLS);
@@ -215,6 +245,7 @@ export class AnswerWriter {
       stderr: this.stderr.join('\n'),
       failures: this.failures,
       others: this.others,
+      local: this.local,
     };
     const transfer = [columns, ...this.transfer.splice(0)];
     this.from = to;
@@ -222,6 +253,7 @@ export class AnswerWriter {
     this.stderr = [];
     this.failures = [];
     this.others = [];
+    this.local = [];
     return { message, transfer };
   }
 }
@@ -275,7 +307,12 @@ export function readAnswers(
 }
 
 /** The pool's side of `BatchMessage`: executions into columns, the rest as objects. */
-export function writeBatch(batch: number, growthPages: number, items: ReadonlyArray<ExecutionItem | WorkerRequest>): { message: BatchMessage; transfer: ArrayBuffer[] } {
+export function writeBatch(
+  batch: number,
+  growthPages: number,
+  items: ReadonlyArray<ExecutionItem | WorkerRequest>,
+  loan: BatchLoan | null = null,
+): { message: BatchMessage; transfer: ArrayBuffer[] } {
   let bytes = 0;
   for (const item of items) if (item.op === 'execute') bytes += item.input.length;
   const cellBytes = items.length * EXECUTION_CELLS * 4;
@@ -296,6 +333,6 @@ export function writeBatch(batch: number, growthPages: number, items: ReadonlyAr
     offset += item.input.length;
     executions[i * EXECUTION_CELLS + 2] = offset;
   }
-  const message: BatchMessage = { kind: 'batch', batch, count: items.length, growthPages, executions, inputs, others };
+  const message: BatchMessage = { kind: 'batch', batch, count: items.length, growthPages, executions, inputs, others, loan };
   return { message, transfer: [buffer] };
 }

@@ -56,7 +56,7 @@ function wake(): void {
 const built = await ensureExamplesBuilt();
 
 /** The bytes of a built example agent (examples/build/<name>.wasm). */
-export function example(name: 'echo' | 'counter' | 'ping' | 'pong' | 'crasher'): Uint8Array {
+export function example(name: 'echo' | 'counter' | 'ping' | 'pong' | 'crasher' | 'relay'): Uint8Array {
   const path = built.get(name);
   if (path === undefined) throw new Error(`example ${name} was not built`);
   return new Uint8Array(readFileSync(path));

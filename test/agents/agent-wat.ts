@@ -76,6 +76,22 @@ export const CRASHABLE_COUNTER = `(module
     (local.set $p (call $itoa (global.get $count) (i32.const 292)))
     ${REPLY_NUMBER}))`;
 
+/** Counts the messages it handled and replies the count, as CRASHABLE_COUNTER; its `at`th message traps (`unreachable`). */
+export function crashingAt(at: number): string {
+  return `(module
+  ${FD_WRITE}
+  (memory (export "memory") 1 1)
+  (global $count (mut i32) (i32.const 0))
+  ${INFORM_PREFIX}
+  ${ITOA}
+  (func (export "handle")
+    (local $p i32)
+    (global.set $count (i32.add (global.get $count) (i32.const 1)))
+    (if (i32.eq (global.get $count) (i32.const ${at})) (then unreachable))
+    (local.set $p (call $itoa (global.get $count) (i32.const 292)))
+    ${REPLY_NUMBER}))`;
+}
+
 /** Spins `iterations` times per message, then replies `inform` "done": CPU on demand. */
 export function burner(iterations: number): string {
   return `(module
