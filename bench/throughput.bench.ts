@@ -54,9 +54,9 @@ interface RelayFigures {
   moves: number;
 }
 
-/** `pairs` relay pairs on a server with `workers` executor workers (0: one per core). */
-async function relay(pairs: number, workers: number): Promise<RelayFigures> {
-  const b = await benchServer({ 'runtime.executor_workers': workers });
+/** `pairs` relay pairs on a server with `workers` executor workers (0: one per core) and any other settings given. */
+async function relay(pairs: number, workers: number, settings: Record<string, number> = {}): Promise<RelayFigures> {
+  const b = await benchServer({ 'runtime.executor_workers': workers, ...settings });
   try {
     const host = b.server.host()!;
     const ids: string[] = [];
@@ -160,6 +160,7 @@ const PAIRS = 50;
 
 async function relayRows(): Promise<Row[]> {
   const figures = await relay(PAIRS, 0);
+  const local = await relay(PAIRS, 0, { 'runtime.local_delivery_hops': 0 });
   const cores = availableParallelism();
   return [
     {
@@ -176,6 +177,7 @@ async function relayRows(): Promise<Row[]> {
     { name: '  agents moved beside their partner', unit: 'agents', median: figures.moves },
     { name: '  events the watching subscriber received', unit: 'events', median: figures.watched },
     { name: '  peak RSS during the run', unit: 'MiB', median: figures.peakRssBytes / 2 ** 20 },
+    { name: '  the same with worker-local delivery off (runtime.local_delivery_hops 0)', unit: 'msg/s', median: local.rate, baseline: { name: 'on (the default)', median: figures.rate } },
   ];
 }
 

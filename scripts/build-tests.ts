@@ -23,6 +23,11 @@ const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const TEST_BUILD_DIR = join(ROOT, 'dist-test');
 /** Not mirrored: the repository's metadata, the installed packages (found above dist-test/ anyway), the output itself. */
 const SKIPPED = new Set(['.git', 'node_modules', 'dist-test']);
+/**
+ * Linked even where they do not exist yet: `npm test` builds them beside
+ * this script (a fresh clone has no dist/ when the mirror is made).
+ */
+const BUILT_BESIDE = ['dist'];
 
 async function exists(path: string): Promise<boolean> {
   return lstat(path).then(
@@ -71,6 +76,7 @@ async function buildTests(): Promise<void> {
   compile();
   await mkdir(TEST_BUILD_DIR, { recursive: true });
   await mirror('');
+  for (const name of BUILT_BESIDE) if (!(await exists(join(TEST_BUILD_DIR, name)))) await link(join(ROOT, name), join(TEST_BUILD_DIR, name));
 }
 
 buildTests().catch((err: unknown) => {

@@ -133,7 +133,10 @@ describe('SubscribeMessages', SUITE_TIMEOUT, () => {
   it('a client process that dies releases its subscription', async () => {
     const base = s.subscribers();
     const child = spawn(process.execPath, [...SVC_COMMAND, 'messages', 'tail', '--server', s.address], { stdio: ['ignore', 'ignore', 'pipe'] });
-    await new Promise<void>((resolve) => child.stderr.on('data', (chunk: Buffer) => chunk.toString().includes('following') && resolve()));
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.on('data', (chunk: Buffer) => chunk.toString().includes('following') && resolve());
+      child.once('exit', (code, signal) => reject(new Error(`svc messages tail exited (${signal ?? code}) before it followed`)));
+    });
     assert.equal(s.subscribers(), base + 1);
     child.kill('SIGKILL');
     await waitFor(() => s.subscribers() === base, 'the subscription to be released', 2_000);
