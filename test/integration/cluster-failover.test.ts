@@ -6,34 +6,19 @@
  * does not start them again. Every wait is a bounded poll.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { deployExample, logged, request, startSvc, until, type SvcProcess } from './svc-process.js';
+import { allAlive, startNode, startThreeNodes, stopNodes, type ClusterNode } from './cluster-processes.js';
+import { deployExample, request, until } from './svc-process.js';
 
-interface Node {
-  readonly svc: SvcProcess;
-  readonly dir: string;
-  readonly api: string;
-  readonly id: string;
-  readonly gossip: string;
-}
 
-async function startNode(dir: string, seeds: string[]): Promise<Node> {
-  const svc = startSvc(dir, [], { SVC_CLUSTER_ADDR: '127.0.0.1:0', ...(seeds.length === 0 ? {} : { SVC_CLUSTER_SEEDS: seeds.join(',') }) });
-  const api = await svc.api;
-  const joined = await logged(svc, 'cluster joined', (line) => line.msg === 'cluster joined');
-  await logged(svc, 'started', (line) => line.msg === 'started');
-  return { svc, dir, api, id: String(joined.node_id), gossip: String(joined.address) };
-}
 
 type Listed = { agent_id: string; name: string; node_id: string; state: string };
-const agents = async (node: Node) => ((await request(`${node.api}/api/v1/agents`)).body.agents ?? []) as Listed[];
+const agents = async (node: ClusterNode) => ((await request(`${node.api}/api/v1/agents`)).body.agents ?? []) as Listed[];
 
 /** Modules a node holds for others, read from its SQLite file beside the running server (WAL lets a reader in). */
-function replicaCount(node: Node): number {
+function replicaCount(node: ClusterNode): number {
   const db = new Database(join(node.dir, 'svc.db'), { readonly: true, fileMustExist: true });
   try {
     return db.prepare<[], number>('SELECT count(*) FROM module_replicas').pluck().get() ?? 0;
@@ -48,23 +33,20 @@ function metric(body: Record<string, unknown>, name: string): number {
 }
 
 describe('replication and failover across three processes', () => {
-  const nodes: Node[] = [];
+  const nodes: ClusterNode[] = [];
   const dirs: string[] = [];
 
   before(async () => {
-    for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(join(tmpdir(), `svc-failover-${i}-`)));
-    nodes.push(await startNode(dirs[0]!, []));
-    nodes.push(...(await Promise.all([startNode(dirs[1]!, [nodes[0]!.gossip]), startNode(dirs[2]!, [nodes[0]!.gossip])])));
-    for (const node of nodes) await until('three alive', () => request(`${node.api}/api/v1/cluster/members`), (a) => ((a.body.members ?? []) as Array<{ state: string }>).filter((m) => m.state === 'alive').length === 3);
+    const started = await startThreeNodes('svc-failover');
+    nodes.push(...started.nodes);
+    dirs.push(...started.dirs);
+    await allAlive(nodes, 3);
   });
 
-  after(async () => {
-    await Promise.all(nodes.map((n) => n.svc.stop()));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stopNodes(nodes, dirs));
 
   it('a deploy is acknowledged once the module is stored on a second node; a SIGKILLed node\'s agents answer from a survivor; restarted, it runs no copy', async () => {
-    const [a, b, c] = nodes as [Node, Node, Node];
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const ids = new Map<string, string>();
     for (const name of ['fo-1', 'fo-2', 'fo-3']) {
       const deployed = await deployExample(c.api, name);
@@ -116,11 +98,11 @@ describe('replication and failover across three processes', () => {
   });
 
   it('a node stopped with SIGTERM hands its agents over first, with their state: a counter counts on', async () => {
-    const [a, b, c] = nodes as [Node, Node, Node];
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const deployed = await deployExample(c.api, 'handed-counter', 'counter');
     assert.equal(deployed.status, 201, JSON.stringify(deployed.body));
     const agentId = String(deployed.body.agent_id);
-    const call = (node: Node) => request(`${node.api}/api/v1/agents/${agentId}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'count' }) });
+    const call = (node: ClusterNode) => request(`${node.api}/api/v1/agents/${agentId}/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content: 'count' }) });
     for (const expected of ['1', '2', '3']) {
       const answer = await call(c);
       assert.equal(answer.status, 200, JSON.stringify(answer.body));

@@ -7,27 +7,12 @@
  * the new owner. Every wait is a bounded poll.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import WebSocket from 'ws';
-import { deployExample, logged, request, startSvc, until, type SvcProcess } from './svc-process.js';
+import { allAlive, startThreeNodes, stopNodes, type ClusterNode } from './cluster-processes.js';
+import { deployExample, request, until } from './svc-process.js';
 
-interface Node {
-  readonly svc: SvcProcess;
-  readonly api: string;
-  readonly id: string;
-  readonly gossip: string;
-}
 
-async function startNode(dir: string, seeds: string[]): Promise<Node> {
-  const svc = startSvc(dir, [], { SVC_CLUSTER_ADDR: '127.0.0.1:0', ...(seeds.length === 0 ? {} : { SVC_CLUSTER_SEEDS: seeds.join(',') }) });
-  const api = await svc.api;
-  const joined = await logged(svc, 'cluster joined', (line) => line.msg === 'cluster joined');
-  await logged(svc, 'started', (line) => line.msg === 'started');
-  return { svc, api, id: String(joined.node_id), gossip: String(joined.address) };
-}
 
 interface Framed {
   message_id: string;
@@ -35,7 +20,7 @@ interface Framed {
   content: unknown;
 }
 
-function openSocket(node: Node, agentId: string): Promise<{ socket: WebSocket; seen: Framed[] }> {
+function openSocket(node: ClusterNode, agentId: string): Promise<{ socket: WebSocket; seen: Framed[] }> {
   const socket = new WebSocket(`${node.api.replace('http', 'ws')}/api/v1/agents/${agentId}/messages`);
   const seen: Framed[] = [];
   socket.on('message', (data: Buffer) => seen.push(JSON.parse(data.toString()) as Framed));
@@ -45,11 +30,11 @@ function openSocket(node: Node, agentId: string): Promise<{ socket: WebSocket; s
   });
 }
 
-const send = (node: Node, agentId: string, content: string) =>
+const send = (node: ClusterNode, agentId: string, content: string) =>
   request(`${node.api}/api/v1/agents/${agentId}/messages`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ message_type: 'request', content }) });
 
 /** Sends `content` through `node` until every socket saw the agent's reply to it (a socket may re-attach after the send). */
-async function echoedOn(node: Node, agentId: string, content: string, sockets: ReadonlyArray<{ seen: Framed[] }>): Promise<void> {
+async function echoedOn(node: ClusterNode, agentId: string, content: string, sockets: ReadonlyArray<{ seen: Framed[] }>): Promise<void> {
   const answered = () => sockets.every((s) => s.seen.some((m) => m.sender === agentId && m.content === content));
   let sentAt = -Infinity;
   await until(`"${content}" echoed on every socket`, async () => {
@@ -63,23 +48,20 @@ async function echoedOn(node: Node, agentId: string, content: string, sockets: R
 }
 
 describe('a stream follows its agent through a failover (three processes)', () => {
-  const nodes: Node[] = [];
+  const nodes: ClusterNode[] = [];
   const dirs: string[] = [];
 
   before(async () => {
-    for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(join(tmpdir(), `svc-follow-${i}-`)));
-    nodes.push(await startNode(dirs[0]!, []));
-    nodes.push(...(await Promise.all([startNode(dirs[1]!, [nodes[0]!.gossip]), startNode(dirs[2]!, [nodes[0]!.gossip])])));
-    for (const node of nodes) await until('three alive', () => request(`${node.api}/api/v1/cluster/members`), (a) => ((a.body.members ?? []) as Array<{ state: string }>).filter((m) => m.state === 'alive').length === 3);
+    const started = await startThreeNodes('svc-follow');
+    nodes.push(...started.nodes);
+    dirs.push(...started.dirs);
+    await allAlive(nodes, 3);
   });
 
-  after(async () => {
-    await Promise.all(nodes.map((n) => n.svc.stop()));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stopNodes(nodes, dirs));
 
   it('SIGKILL the owner: the WebSockets on the two other nodes keep receiving from the new owner', async () => {
-    const [a, b, c] = nodes as [Node, Node, Node];
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const deployed = await deployExample(c.api, 'followed-through-failover');
     assert.equal(deployed.status, 201, JSON.stringify(deployed.body));
     const agentId = String(deployed.body.agent_id);

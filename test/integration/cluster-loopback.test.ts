@@ -15,45 +15,27 @@ import { clusterClientConstructor } from '../../src/cluster/cluster-proto.js';
 import { createNodeClients } from '../../src/cluster/node-clients.js';
 import type { SvcError } from '../../src/errors/svc-error.js';
 import { example } from '../agents/agent-fixtures.js';
-import { deployExample, logged, request, runSvc, startSvc, until, type SvcProcess } from './svc-process.js';
+import { startNode, startThreeNodes, stopNodes, type ClusterNode } from './cluster-processes.js';
+import { deployExample, logged, request, runSvc, startSvc, until } from './svc-process.js';
 
-const CLUSTER = { SVC_CLUSTER_ADDR: '127.0.0.1:0' };
 
-interface Node {
-  readonly svc: SvcProcess;
-  readonly api: string;
-  readonly grpc: string;
-  readonly id: string;
-  readonly gossip: string;
-}
 
-async function startNode(dir: string, seeds: string[]): Promise<Node> {
-  const svc = startSvc(dir, [], { ...CLUSTER, ...(seeds.length === 0 ? {} : { SVC_CLUSTER_SEEDS: seeds.join(',') }) });
-  const api = await svc.api;
-  const joined = await logged(svc, 'cluster joined', (line) => line.msg === 'cluster joined');
-  const listening = await logged(svc, 'listening', (line) => line.msg === 'listening');
-  return { svc, api, grpc: String(listening.grpc), id: String(joined.node_id), gossip: String(joined.address) };
-}
 
-const members = (node: Node) => request(`${node.api}/api/v1/cluster/members`);
+const members = (node: ClusterNode) => request(`${node.api}/api/v1/cluster/members`);
 type MemberBody = { node_id: string; state: string; agents: number; grpc_address: string; http_address: string };
 const memberList = (body: Record<string, unknown>) => (body.members ?? []) as MemberBody[];
 
 describe('a three-node cluster on loopback', () => {
   const dirs: string[] = [];
-  const nodes: Node[] = [];
+  const nodes: ClusterNode[] = [];
 
   before(async () => {
-    for (let i = 0; i < 3; i++) dirs.push(mkdtempSync(join(tmpdir(), `svc-cluster-${i}-`)));
-    nodes.push(await startNode(dirs[0]!, []));
-    const [b, c] = await Promise.all([startNode(dirs[1]!, [nodes[0]!.gossip]), startNode(dirs[2]!, [nodes[0]!.gossip])]);
-    nodes.push(b, c);
+    const started = await startThreeNodes('svc-cluster');
+    nodes.push(...started.nodes);
+    dirs.push(...started.dirs);
   });
 
-  after(async () => {
-    await Promise.all(nodes.map((n) => n.svc.stop()));
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-  });
+  after(() => stopNodes(nodes, dirs));
 
   it('every node lists the three members alive, with their API addresses, and logs each join', async () => {
     for (const node of nodes) {
@@ -75,7 +57,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('an agent deployed on one node is listed and answered on the others, with its node', async () => {
-    const [a, b, c] = nodes as [Node, Node, Node];
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const deployed = await deployExample(a.api, 'echo-a');
     assert.equal(deployed.status, 201);
     const agentId = String(deployed.body.agent_id);
@@ -98,7 +80,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('a client sending through another node gets the reply there', async () => {
-    const [a, , c] = nodes as [Node, Node, Node];
+    const [a, , c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const deployed = await deployExample(a.api, 'echo-reply');
     const agentId = String(deployed.body.agent_id);
     await until('the agent known on c', () => request(`${c.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 200);
@@ -127,7 +109,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('agents on two nodes play ping-pong', async () => {
-    const [a, b] = nodes as [Node, Node, Node];
+    const [a, b] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const pong = await deployExample(b.api, 'pong-b', 'pong' as 'echo');
     const ping = await deployExample(a.api, 'ping-a', 'ping' as 'echo');
     assert.equal(pong.status, 201);
@@ -151,7 +133,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('an agent on another node without message:receive refuses an agent\'s message: the sender gets the failure', async () => {
-    const [a, b] = nodes as [Node, Node, Node];
+    const [a, b] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const deaf = await request(`${b.api}/api/v1/agents`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -220,7 +202,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('an agent is undeployed through another node, and disappears everywhere', async () => {
-    const [a, b, c] = nodes as [Node, Node, Node];
+    const [a, b, c] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const deployed = await deployExample(a.api, 'short-lived');
     const agentId = String(deployed.body.agent_id);
     await until('known on b', () => request(`${b.api}/api/v1/agents/${agentId}`), (ans) => ans.status === 200);
@@ -230,7 +212,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('two deploys of one name on two nodes at once: exactly one is acknowledged, the other is ALREADY_EXISTS', async () => {
-    const [a, b] = nodes as [Node, Node, Node];
+    const [a, b] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     for (const round of [1, 2, 3]) {
       const name = `raced-${round}`;
       const answers = await Promise.all([deployExample(a.api, name), deployExample(b.api, name)]);
@@ -262,7 +244,7 @@ describe('a three-node cluster on loopback', () => {
   });
 
   it('a node that leaves is seen left; restarted without seeds, it rejoins through the members it last knew', async () => {
-    const [a, b] = nodes as [Node, Node, Node];
+    const [a, b] = nodes as [ClusterNode, ClusterNode, ClusterNode];
     const c = nodes.pop()!;
     const run = await c.svc.stop();
     assert.equal(run.code, 0);
