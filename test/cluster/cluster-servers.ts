@@ -87,6 +87,14 @@ export async function startClusterServer(secret: string, seeds: readonly string[
   };
 }
 
+/** Three servers of one cluster, the second and third joining through the first; answered once each lists three members alive. */
+export async function startThreeClusterServers(secret: string): Promise<ClusterServer[]> {
+  const first = await startClusterServer(secret, []);
+  const nodes = [first, ...(await Promise.all([startClusterServer(secret, [first.gossip]), startClusterServer(secret, [first.gossip])]))];
+  for (const node of nodes) await until('three alive members', async () => (await node.server.service.members(ctx)).members.filter((m) => m.state === 'alive').length === 3);
+  return nodes;
+}
+
 /** Resolves once `done()` holds, polled; rejects after `timeoutMs`. */
 export async function until(what: string, done: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { ctx, example, TEST_TIMEOUT_MS } from '../agents/agent-fixtures.js';
-import { clusterSecret, startClusterServer, until, type ClusterServer } from './cluster-servers.js';
+import { clusterSecret, startThreeClusterServers, until, type ClusterServer } from './cluster-servers.js';
 
 const forwarded = async (node: ClusterServer) => (await node.server.metrics.toSamples()).samples.find((s) => s.name === 'svc_cluster_messages_forwarded_total')?.value ?? 0;
 
@@ -16,9 +16,7 @@ describe('messages during a hand-over', { timeout: TEST_TIMEOUT_MS }, () => {
   const nodes: ClusterServer[] = [];
 
   before(async () => {
-    nodes.push(await startClusterServer(secret, []));
-    nodes.push(...(await Promise.all([startClusterServer(secret, [nodes[0]!.gossip]), startClusterServer(secret, [nodes[0]!.gossip])])));
-    for (const node of nodes) await until('three alive members', async () => (await node.server.service.members(ctx)).members.filter((m) => m.state === 'alive').length === 3);
+    nodes.push(...(await startThreeClusterServers(secret)));
   });
 
   after(async () => {

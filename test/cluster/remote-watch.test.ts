@@ -14,7 +14,7 @@ import { LIFECYCLE_ONTOLOGY } from '../../src/bus/lifecycle-message.js';
 import { clusterClientConstructor, clusterPath } from '../../src/cluster/cluster-proto.js';
 import { signCall } from '../../src/cluster/node-call-auth.js';
 import { ctx, example, TEST_TIMEOUT_MS } from '../agents/agent-fixtures.js';
-import { clusterSecret, startClusterServer, until, type ClusterServer } from './cluster-servers.js';
+import { clusterSecret, startThreeClusterServers, until, type ClusterServer } from './cluster-servers.js';
 
 interface Seen {
   readonly message_id: string;
@@ -82,9 +82,7 @@ describe('streams that follow an agent on another node', { timeout: TEST_TIMEOUT
   const nodes: ClusterServer[] = [];
 
   before(async () => {
-    nodes.push(await startClusterServer(secret, []));
-    nodes.push(...(await Promise.all([startClusterServer(secret, [nodes[0]!.gossip]), startClusterServer(secret, [nodes[0]!.gossip])])));
-    for (const node of nodes) await until('three alive members', async () => (await node.server.service.members(ctx)).members.filter((m) => m.state === 'alive').length === 3);
+    nodes.push(...(await startThreeClusterServers(secret)));
   });
 
   after(async () => {
