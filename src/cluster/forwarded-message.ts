@@ -13,21 +13,26 @@ export function encodeForwarded(message: Message): string {
   return JSON.stringify(message);
 }
 
-/** The message, or undefined for text that is not one. */
-export function decodeForwarded(text: string): Message | undefined {
+/** The JSON object `text` holds, or undefined for text that is not one (a peer's payload is never trusted). */
+export function parseJsonObject(text: string): Record<string, unknown> | undefined {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch {
     return undefined;
   }
-  if (value === null || typeof value !== 'object') return undefined;
-  const m = value as Record<string, unknown>;
+  return value === null || typeof value !== 'object' ? undefined : (value as Record<string, unknown>);
+}
+
+/** The message, or undefined for text that is not one. */
+export function decodeForwarded(text: string): Message | undefined {
+  const m = parseJsonObject(text);
+  if (m === undefined) return undefined;
   for (const key of REQUIRED) if (typeof m[key] !== 'string' || m[key] === '') return undefined;
   for (const key of OPTIONAL) if (m[key] !== undefined && typeof m[key] !== 'string') return undefined;
   if (typeof m.message_type !== 'string' || !isPerformative(m.message_type)) return undefined;
   const metadata = m.metadata;
   if (metadata === null || typeof metadata !== 'object' || Array.isArray(metadata)) return undefined;
   if (!Object.values(metadata).every((v) => typeof v === 'string')) return undefined;
-  return value as Message;
+  return m as unknown as Message;
 }

@@ -5,7 +5,7 @@
  * sees it.
  */
 import type { BusEvent, LifecycleEvent, MessageDirection } from '../bus/events.js';
-import { decodeForwarded, encodeForwarded } from './forwarded-message.js';
+import { decodeForwarded, encodeForwarded, parseJsonObject } from './forwarded-message.js';
 
 export interface WatchEventProto {
   direction: string;
@@ -22,14 +22,8 @@ export function encodeWatchEvent(event: BusEvent): WatchEventProto {
 }
 
 function decodeLifecycle(text: string): LifecycleEvent | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (value === null || typeof value !== 'object') return undefined;
-  const e = value as Record<string, unknown>;
+  const e = parseJsonObject(text);
+  if (e === undefined) return undefined;
   const strings = [e.agent_id, e.to, e.reason, e.at].every((v) => typeof v === 'string' && v !== '');
   if (e.kind !== LIFECYCLE || !strings || (e.from !== null && typeof e.from !== 'string')) return undefined;
   return { kind: 'lifecycle', agent_id: e.agent_id as string, from: e.from as string | null, to: e.to as string, reason: e.reason as string, at: e.at as string };
